@@ -1,0 +1,36 @@
+"""A small, self-contained exercise set used to test the grader (and its cheating variants)."""
+
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+
+def question(qid, source, points, checks, **spec):
+    cell = new_code_cell(source)
+    cell.metadata["tags"] = [f"question:{qid}"]
+    cell.metadata["grading"] = {"points": points, "checks": checks, **spec}
+    return cell
+
+
+def toy_solution() -> nbformat.NotebookNode:
+    """Three questions: a value, a function probed on several inputs, an eigenvector."""
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        new_markdown_cell("# Toy exercise set"),
+        new_code_cell("import numpy as np"),
+        new_markdown_cell("**q1 (2 points).** The posterior of class 0 when P(x|h)=(0.9, 0.2), P(h)=(0.01, 0.99)."),
+        question("q1", "lik = np.array([0.9, 0.2])\nprior = np.array([0.01, 0.99])\n"
+                 "# BEGIN SOLUTION\np0 = lik[0] * prior[0] / (lik @ prior)\n# END SOLUTION\nprint(round(p0, 4))",
+                 2, ["p0"]),
+        new_markdown_cell("**q2 (3 points).** Write `normalise(v)` returning v / v.sum()."),
+        question("q2", "def normalise(v):\n    v = np.asarray(v, dtype=float)\n"
+                 "    # BEGIN SOLUTION\n    return v / v.sum()\n    # END SOLUTION",
+                 3, ["normalise([1, 3])", "normalise(np.random.default_rng(0).random(5))"]),
+        new_markdown_cell("**q3 (1 point).** The leading eigenvector of [[2, 1], [1, 2]]."),
+        question("q3", "# BEGIN SOLUTION\nw, V = np.linalg.eigh(np.array([[2.0, 1.0], [1.0, 2.0]]))\n"
+                 "top = V[:, -1]\n# END SOLUTION", 1, ["top"], compare="up_to_sign"),
+        new_markdown_cell("Explain why the posterior is small.", metadata={"tags": ["solution"]}),
+    ]
+    return nb
