@@ -1,0 +1,45 @@
+"""Shared test setup: one BLAS thread, a headless matplotlib, and the rendered books."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+
+
+def _build(kind: str) -> Path:
+    out = ROOT / "_build" / f"test-{kind}"
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    cmd = [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
+    if kind == "instructor":
+        cfg = ROOT / "_build" / "test-instructor-config"
+        subprocess.run([sys.executable, str(ROOT / "tools" / "bookconfig.py"), "instructor", str(cfg)],
+                       check=True)
+        cmd += ["--config", str(cfg / "_config.yml"), "--toc", str(cfg / "_toc.yml")]
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    html = out / "_build" / "html"
+    if proc.returncode != 0 or not (html / "index.html").is_file():
+        tail = (proc.stdout + proc.stderr)[-6000:]
+        pytest.fail(f"{kind} book build failed (rc {proc.returncode}):\n{tail}")
+    return html
+
+
+@pytest.fixture(scope="session")
+def student_html() -> Path:
+    """The student book, built from clean with warnings as errors."""
+    return _build("student")
+
+
+@pytest.fixture(scope="session")
+def instructor_html() -> Path:
+    return _build("instructor")

@@ -1,0 +1,164 @@
+"""The rendered book: builds cleanly, works offline, and the student edition has no solutions."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from html import unescape
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    found = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                found.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(toc.get("parts", []))
+    return found
+
+
+def solution_lines(path):
+    """Distinctive lines of the answer code (between the solution markers)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    lines, inside = [], False
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            if line.strip() == "# BEGIN SOLUTION":
+                inside = True
+            elif line.strip() == "# END SOLUTION":
+                inside = False
+            elif inside and len(line.strip()) >= 25 and not line.strip().startswith("#"):
+                lines.append(line.strip())
+    return lines
+
+
+def html_raw(html: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in html.rglob("*.html"))
+
+
+def html_text(html: Path) -> str:
+    """The visible text of every page (tags stripped, so highlighted code reads as code)."""
+    return unescape(re.sub(r"<[^>]+>", "", html_raw(html)))
+
+
+def chapters_with_solution_blocks():
+    return [c for c in CHAPTERS if "```{solution}" in c.read_text(encoding="utf-8")
+            or "{solution}" in c.read_text(encoding="utf-8")]
+
+
+def test_toc_lists_every_chapter_and_exercise_set():
+    files = toc_files()
+    for chapter in CHAPTERS:
+        assert f"chapters/{chapter.stem}" in files, f"{chapter.name} is not in _toc.yml"
+    for solution in SOLUTIONS:
+        assert f"exercises/{solution.stem}" in files, f"exercises/{solution.name} is not in _toc.yml"
+    assert not any(f.startswith("solutions/") for f in files), "the student TOC must not list solutions"
+
+
+def test_requirements_pin_jupyter_book_1():
+    reqs = (ROOT / "requirements.txt").read_text()
+    assert re.search(r"^jupyter-book==1\.", reqs, re.M)
+    unpinned = [ln for ln in reqs.splitlines() if ln.strip() and not ln.startswith("#") and "==" not in ln]
+    assert not unpinned, f"unpinned requirements: {unpinned}"
+
+
+@pytest.mark.slow
+def test_student_book_builds_offline(student_html):
+    assert (student_html / "index.html").is_file()
+    for chapter in CHAPTERS:
+        assert (student_html / "chapters" / f"{chapter.stem}.html").is_file()
+    mathjax = student_html / "_static" / "mathjax" / "tex-chtml.js"
+    assert mathjax.is_file(), "MathJax is not bundled: math would need the network"
+    page = (student_html / "intro.html").read_text(encoding="utf-8")
+    assert "cdn.jsdelivr.net" not in page and "mathjax/tex-chtml.js" in page
+    assert (student_html / "searchindex.js").is_file()
+
+
+@pytest.mark.slow
+def test_student_book_has_no_solutions(student_html):
+    assert not (student_html / "_sources").exists(), "page sources (with solutions) are published"
+    assert 'class="solution' not in html_raw(student_html), "a {solution} block survived"
+    text = html_text(student_html)
+    leaked = [(s.stem, line) for s in SOLUTIONS for line in solution_lines(s) if line in text]
+    assert not leaked, f"solution code appears in the student book: {leaked[:3]}"
+    assert not list(student_html.rglob("*.ipynb")), "downloadable notebooks are published"
+
+
+@pytest.mark.slow
+def test_instructor_book_shows_solutions(instructor_html):
+    text = html_text(instructor_html)
+    for solution in SOLUTIONS:
+        assert (instructor_html / "solutions" / f"{solution.stem}.html").is_file()
+        lines = solution_lines(solution)
+        assert lines and any(line in text for line in lines), f"{solution.stem}: solution code not shown"
+    if chapters_with_solution_blocks():
+        assert 'class="solution' in html_raw(instructor_html)
+
+
+# ----------------------------------------------------------------------- headless browser
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--virtual-time-budget=15000",
+]
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CI"):
+        pytest.fail("headless chromium is required when CI is set (apt-get install chromium)")
+    pytest.skip("chromium is not installed (the CI installs it)")
+
+
+def rendered_dom(page: Path) -> str:
+    browser = chromium()
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.run(
+            [browser, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+            capture_output=True, text=True, timeout=180,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("page", ["intro"] + [f"chapters/{c.stem}" for c in CHAPTERS[:1]])
+def test_browser_typesets_math_and_shows_figures(student_html, page):
+    dom = rendered_dom(student_html / f"{page}.html")
+    assert dom.count("<mjx-container") > 0, f"{page}: no typeset math (MathJax did not run offline)"
+    assert "\\[" not in re.sub(r"<(script|style)[^>]*>.*?</\1>", "", dom, flags=re.S)
+    if page.startswith("chapters/"):
+        nb = json.loads((ROOT / f"{page}.ipynb").read_text())
+        figures = sum(1 for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                      if "image/png" in o.get("data", {}))
+        images = re.findall(r'<img[^>]+src="([^"]+\.png)"', dom)
+        assert len(images) >= figures > 0, f"{page}: {len(images)} images shown, {figures} figures stored"
+        for src in images:
+            assert (student_html / page).parent.joinpath(src).resolve().is_file(), src
