@@ -22,7 +22,7 @@ import nbformat  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
 
-def execute(path: Path, timeout: int = 300) -> float:
+def _run(path: Path, timeout: int):
     nb = nbformat.read(path, as_version=4)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     client = NotebookClient(
@@ -31,9 +31,19 @@ def execute(path: Path, timeout: int = 300) -> float:
     )
     start = time.perf_counter()
     client.execute()
-    elapsed = time.perf_counter() - start
+    return nb, time.perf_counter() - start
+
+
+def execute(path: Path, timeout: int = 300) -> float:
+    """Execute ``path`` in place (outputs stored); return the seconds it took."""
+    nb, elapsed = _run(path, timeout)
     nbformat.write(nb, path)
     return elapsed
+
+
+def run_copy(path: Path, timeout: int = 300) -> float:
+    """Execute ``path`` without writing it back; return the seconds it took."""
+    return _run(path, timeout)[1]
 
 
 def main(argv: list[str]) -> int:

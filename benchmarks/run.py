@@ -1,0 +1,379 @@
+"""Benchmarks: lecturelib against scikit-learn (and SciPy), side by side in one run.
+
+Usage::
+
+    python benchmarks/run.py [--quick] [--threads N] [--only NAME ...]
+
+For every method and size, the same data, seed and settings go to both sides. Each
+measurement runs in a fresh worker process, so peak memory (resident set size above the
+worker's level before the fit) is measured for C and C++ code too, not only for Python
+allocations. Times are medians over repeats. Results go to ``benchmarks/RESULTS.md``,
+``benchmarks/results.json`` and ``benchmarks/time_vs_size.png``; the book's Performance
+appendix is drawn from the JSON file. The notebook timings (every chapter executed once)
+are printed and stored too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def make_data(kind: str, n: int, seed: int = 0):
+    import numpy as np
+    from sklearn.datasets import make_blobs, make_classification, make_moons
+
+    rng = np.random.default_rng(seed)
+    if kind == "dense":  # correlated Gaussian features
+        d = 100
+        A = rng.normal(size=(d, d)) / np.sqrt(d)
+        return rng.normal(size=(n, d)) @ A, None
+    if kind == "kernel":
+        return rng.normal(size=(n, 10)), None
+    if kind == "classes":
+        X, y = make_classification(n_samples=n, n_features=50, n_informative=10, n_classes=3,
+                                   n_clusters_per_class=1, random_state=seed)
+        return X, y
+    if kind == "views":
+        Z = rng.normal(size=(n, 5))
+        X = Z @ rng.normal(size=(5, 40)) + 0.5 * rng.normal(size=(n, 40))
+        Y = Z @ rng.normal(size=(5, 30)) + 0.5 * rng.normal(size=(n, 30))
+        return X, Y
+    if kind == "blobs":
+        X, y = make_blobs(n_samples=n, centers=8, n_features=10, random_state=seed)
+        return X, y
+    if kind == "svm":
+        X, y = make_classification(n_samples=n, n_features=20, n_informative=8, flip_y=0.05,
+                                   class_sep=1.0, random_state=seed)
+        return X, y
+    if kind == "moons":
+        X, y = make_moons(n_samples=n, noise=0.05, random_state=seed)
+        return X, y
+    raise ValueError(f"unknown data kind {kind!r}")
+
+
+# ----------------------------------------------------------------------------- methods
+# Each method: data kind, sizes (quick sizes), and a function run(side, data) that fits
+# and returns a dict of quality numbers (the "gap" is computed from them afterwards).
+
+
+def _pca(side, X, _):
+    if side == "lecturelib":
+        from lecturelib.spectral import PCA
+    else:
+        from sklearn.decomposition import PCA
+    model = PCA(n_components=10).fit(X)
+    return {"explained_variance": float(model.explained_variance_.sum())}
+
+
+def _kernel_pca(side, X, _):
+    if side == "lecturelib":
+        from lecturelib.spectral import KernelPCA
+    else:
+        from sklearn.decomposition import KernelPCA
+    model = KernelPCA(n_components=10, kernel="rbf", gamma=0.1).fit(X)
+    return {"eigenvalue_sum": float(model.eigenvalues_.sum())}
+
+
+def _lda(side, X, y):
+    if side == "lecturelib":
+        from lecturelib.spectral import LDA as Model
+    else:
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as Model
+    Z = Model(n_components=2).fit(X, y).transform(X)
+    from sklearn.neighbors import NearestCentroid
+    return {"train_accuracy": float(NearestCentroid().fit(Z, y).score(Z, y))}
+
+
+def _cca(side, X, Y):
+    import numpy as np
+
+    k = 5
+    if side == "lecturelib":
+        from lecturelib.spectral import CCA
+        corr = CCA(n_components=k).fit(X, Y).correlations_
+    else:  # the textbook route, directly with SciPy: QR of each centred view, SVD of Qx'Qy
+        from scipy.linalg import qr, svd
+        Qx = qr(X - X.mean(0), mode="economic")[0]
+        Qy = qr(Y - Y.mean(0), mode="economic")[0]
+        corr = svd(Qx.T @ Qy, compute_uv=False)[:k]
+    return {"correlation_sum": float(np.sum(corr))}
+
+
+def _kmeans(side, X, _):
+    import numpy as np
+
+    if side == "lecturelib":
+        from lecturelib.clustering import KMeans
+    else:
+        from sklearn.cluster import KMeans
+    init = X[np.random.default_rng(0).choice(len(X), 8, replace=False)]
+    model = KMeans(n_clusters=8, init=init, n_init=1, max_iter=100, tol=0.0).fit(X)
+    return {"inertia": float(model.inertia_)}
+
+
+def _gmm(side, X, _):
+    if side == "lecturelib":
+        from lecturelib.em import GaussianMixture
+    else:
+        from sklearn.mixture import GaussianMixture
+    model = GaussianMixture(n_components=8, covariance_type="full", max_iter=100, tol=1e-6,
+                            n_init=1, random_state=0).fit(X)
+    return {"mean_loglik": float(model.score(X))}
+
+
+def _svc(side, X, y):
+    from sklearn.model_selection import train_test_split
+
+    if side == "lecturelib":
+        from lecturelib.svm import SVC
+    else:
+        from sklearn.svm import SVC
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0)
+    model = SVC(C=1.0, kernel="rbf", gamma=0.05, tol=1e-3).fit(Xtr, ytr)
+    return {"test_accuracy": float(model.score(Xte, yte))}
+
+
+def _spectral(side, X, y):
+    from sklearn.metrics import adjusted_rand_score
+
+    if side == "lecturelib":
+        from lecturelib.clustering import SpectralClustering
+    else:
+        from sklearn.cluster import SpectralClustering
+    model = SpectralClustering(n_clusters=2, affinity="nearest_neighbors" if side != "lecturelib" else "knn",
+                               n_neighbors=10, random_state=0)
+    labels = model.fit_predict(X)
+    return {"ari": float(adjusted_rand_score(y, labels))}
+
+
+def _incomplete_cholesky(side, X, _):
+    import numpy as np
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rank = 50
+    if side == "lecturelib":
+        from lecturelib.subspace import IncompleteCholesky
+        K = rbf_kernel(X, gamma=0.05)
+        G = IncompleteCholesky(tol=0.0, max_rank=rank).fit(K).factor_
+        residual = np.trace(K) - np.sum(G * G)  # trace of K - G G' (PSD residual)
+    else:  # the best rank-r approximation, from a partial eigendecomposition
+        from scipy.linalg import eigh
+        K = rbf_kernel(X, gamma=0.05)
+        w = eigh(K, eigvals_only=True, subset_by_index=[len(K) - rank, len(K) - 1])
+        residual = np.trace(K) - w.sum()
+    return {"trace_residual": float(residual)}
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    data: str
+    sizes: tuple[int, ...]
+    quick: tuple[int, ...]
+    run: object
+    quality: str
+    reference: str = "scikit-learn"
+
+
+METHODS = [
+    Method("PCA", "dense", (2000, 8000, 20000), (1000,), _pca, "explained_variance"),
+    Method("KernelPCA", "kernel", (1000, 2000, 4000), (500,), _kernel_pca, "eigenvalue_sum"),
+    Method("LDA", "classes", (2000, 8000, 20000), (1000,), _lda, "train_accuracy"),
+    Method("CCA", "views", (2000, 8000, 20000), (1000,), _cca, "correlation_sum", "SciPy QR+SVD"),
+    Method("KMeans", "blobs", (2000, 8000, 20000), (1000,), _kmeans, "inertia"),
+    Method("GaussianMixture", "blobs", (2000, 8000, 20000), (1000,), _gmm, "mean_loglik"),
+    Method("SVC", "svm", (1000, 2000, 5000), (500,), _svc, "test_accuracy", "scikit-learn (libsvm)"),
+    Method("SpectralClustering", "moons", (5000, 20000, 50000), (1000,), _spectral, "ari"),
+    Method("IncompleteCholesky", "kernel", (1000, 2000, 4000), (500,), _incomplete_cholesky,
+           "trace_residual", "SciPy partial eigh"),
+]
+TARGETS = {"PCA": 1.1, "KernelPCA": 1.1, "LDA": 1.1, "KMeans": 1.5, "GaussianMixture": 1.5,
+           "SpectralClustering": 1.0, "SVC": 3.0}
+
+
+# ----------------------------------------------------------------------------- worker
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def worker(name: str, side: str, n: int, repeats: int, threads: int) -> dict:
+    import resource
+
+    from threadpoolctl import threadpool_limits
+
+    method = next(m for m in METHODS if m.name == name)
+    X, y = make_data(method.data, n)
+    times, quality = [], None
+    with threadpool_limits(limits=threads):
+        method.run(side, X[: min(len(X), 200)], None if y is None else y[:200])  # warm imports
+        base = _rss_bytes()
+        for _ in range(repeats):
+            start = time.perf_counter()
+            quality = method.run(side, X, y)
+            times.append(time.perf_counter() - start)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"time": statistics.median(times), "times": times,
+            "peak_mb": max(0.0, (peak - base) / 2**20), "quality": quality}
+
+
+def measure(name, side, n, repeats, threads) -> dict:
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(threads)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--worker", name, side, str(n), str(repeats), str(threads)],
+        capture_output=True, text=True, env=env, timeout=3600,
+    )
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- notebooks
+
+
+def time_notebooks() -> list[dict]:
+    sys.path.insert(0, str(ROOT / "tools"))
+    from execute_notebooks import run_copy  # executes without writing the notebook back
+
+    rows = []
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        rows.append({"notebook": path.stem, "seconds": run_copy(path)})
+        print(f"  {path.stem:<28} {rows[-1]['seconds']:6.1f} s", flush=True)
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def machine() -> dict:
+    import numpy
+    import scipy
+    import sklearn
+
+    cpu = platform.processor() or ""
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": numpy.__version__, "scipy": scipy.__version__, "scikit-learn": sklearn.__version__,
+            "platform": platform.platform()}
+
+
+def write_report(results, notebooks, info, threads) -> None:
+    lines = ["# Benchmark results", "",
+             f"Machine: {info['cpu']}, {info['cores']} cores, {info['platform']}; Python {info['python']}, "
+             f"numpy {info['numpy']}, SciPy {info['scipy']}, scikit-learn {info['scikit-learn']}. "
+             f"BLAS threads pinned to {threads} on both sides.", "",
+             "Ratios are lecturelib / reference (below 1 means lecturelib is faster or smaller).", "",
+             "| method | reference | n | time lecturelib (s) | time reference (s) | time ratio | "
+             "peak MB ratio | quality (lecturelib / reference) | target |",
+             "|---|---|---:|---:|---:|---:|---:|---|---|"]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['method']} | {r['reference']} | {r['n']} | error: {r['error']} | | | | | |")
+            continue
+        target = TARGETS.get(r["method"])
+        verdict = "" if target is None else (f"≤ {target}x: " + ("met" if r["time_ratio"] <= target else "missed"))
+        lines.append(
+            f"| {r['method']} | {r['reference']} | {r['n']} | {r['lib']['time']:.3f} | {r['ref']['time']:.3f} | "
+            f"{r['time_ratio']:.2f} | {r['memory_ratio']:.2f} | {r['quality_name']}: "
+            f"{r['lib']['quality'][r['quality_name']]:.6g} / {r['ref']['quality'][r['quality_name']]:.6g} | {verdict} |")
+    if notebooks:
+        total = sum(nb["seconds"] for nb in notebooks)
+        lines += ["", "## Chapter notebooks", "", "| notebook | seconds |", "|---|---:|"]
+        lines += [f"| {nb['notebook']} | {nb['seconds']:.1f} |" for nb in notebooks]
+        lines += [f"| **all** | **{total:.1f}** |"]
+    (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
+    (HERE / "results.json").write_text(json.dumps(
+        {"machine": info, "threads": threads, "results": results, "notebooks": notebooks}, indent=1) + "\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small size per method")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only", nargs="*", help="method names to run")
+    parser.add_argument("--no-notebooks", action="store_true")
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        name, side, n, repeats, threads = args.worker
+        print(json.dumps(worker(name, side, int(n), int(repeats), int(threads))))
+        return 0
+
+    results = []
+    for method in METHODS:
+        if args.only and method.name not in args.only:
+            continue
+        for n in (method.quick if args.quick else method.sizes):
+            repeats = 1 if n >= 20000 else args.repeats
+            lib = measure(method.name, "lecturelib", n, repeats, args.threads)
+            ref = measure(method.name, "reference", n, repeats, args.threads)
+            row = {"method": method.name, "reference": method.reference, "n": n, "quality_name": method.quality}
+            if "error" in lib or "error" in ref:
+                row["error"] = lib.get("error") or ref.get("error")
+            else:
+                row.update(lib=lib, ref=ref, time_ratio=lib["time"] / ref["time"],
+                           memory_ratio=max(lib["peak_mb"], 1.0) / max(ref["peak_mb"], 1.0))
+            results.append(row)
+            msg = row.get("error") or (f"time ratio {row['time_ratio']:.2f}, memory ratio "
+                                       f"{row['memory_ratio']:.2f}, {method.quality} "
+                                       f"{lib['quality'][method.quality]:.6g} vs {ref['quality'][method.quality]:.6g}")
+            print(f"{method.name:<20} n={n:<6} {msg}", flush=True)
+    notebooks = [] if args.no_notebooks else time_notebooks()
+    write_report(results, notebooks, machine(), args.threads)
+    plot(results)
+    print(f"wrote {HERE / 'RESULTS.md'}")
+    return 0
+
+
+def plot(results) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = sorted({r["method"] for r in results if "error" not in r})
+    if not names:
+        return
+    cols = 3
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    for ax, name in zip(axes.flat, names):
+        rs = [r for r in results if r["method"] == name and "error" not in r]
+        ns = [r["n"] for r in rs]
+        ax.loglog(ns, [r["lib"]["time"] for r in rs], "o-", label="lecturelib")
+        ax.loglog(ns, [r["ref"]["time"] for r in rs], "s--", label=rs[0]["reference"])
+        ax.set_title(name)
+        ax.set_xlabel("n")
+        ax.set_ylabel("seconds")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(names):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(HERE / "time_vs_size.png", dpi=100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
