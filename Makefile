@@ -42,7 +42,7 @@ book-instructor: $(STAMP)
 	@echo "Open _build/instructor/_build/html/index.html"
 
 test: $(STAMP)
-	$(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q
+	$(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -n 2 --dist loadfile
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)
