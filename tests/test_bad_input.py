@@ -1,0 +1,93 @@
+"""Bad input, everywhere: every public function and estimator refuses it with a clear error.
+
+Each row feeds one kind of bad input to one entry point and states the exception type and a
+pattern the message must contain (so the message names the problem).  Nothing may be
+clipped, renormalised or dropped silently: a call that returns instead of raising fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lecturelib import bayes
+
+NAN = np.nan
+INF = np.inf
+X_OK = np.random.default_rng(0).normal(size=(20, 3))
+Y_OK = np.repeat([0, 1], 10)
+
+
+def fit(estimator, *args):
+    return lambda: estimator.fit(*args)
+
+
+# (id, thunk, exception, message pattern)
+CASES = [
+    # ---------------------------------------------------------------- bayes
+    ("bayes.JointTable nan", lambda: bayes.JointTable([[1, NAN], [2, 3]]), ValueError, "NaN"),
+    ("bayes.JointTable inf", lambda: bayes.JointTable([[1, INF], [2, 3]]), ValueError, "infinity"),
+    ("bayes.JointTable negative", lambda: bayes.JointTable([[1, -2], [2, 3]]), ValueError, "negative"),
+    ("bayes.JointTable 1-D", lambda: bayes.JointTable([1, 2]), ValueError, "dimension"),
+    ("bayes.JointTable empty", lambda: bayes.JointTable(np.zeros((0, 3))), ValueError, "empty"),
+    ("bayes.posterior prior not summing to 1", lambda: bayes.posterior([0.2, 0.3], [0.6, 0.6]),
+     ValueError, "sum to 1"),
+    ("bayes.posterior negative likelihood", lambda: bayes.posterior([-0.2, 0.3], [0.5, 0.5]),
+     ValueError, "negative"),
+    ("bayes.posterior mismatched lengths", lambda: bayes.posterior([0.2, 0.3, 0.1], [0.5, 0.5]),
+     ValueError, "classes but prior"),
+    ("bayes.posterior nan", lambda: bayes.posterior([NAN, 0.3], [0.5, 0.5]), ValueError, "NaN"),
+    ("bayes.map_decision impossible x", lambda: bayes.map_decision([0.0, 0.0], [0.5, 0.5]),
+     ValueError, "evidence"),
+    ("bayes.ml_decision 3-D", lambda: bayes.ml_decision(np.ones((2, 2, 2))), ValueError, "dimension"),
+    ("bayes.bayes_risk_decision loss shape", lambda: bayes.bayes_risk_decision([0.5, 0.5], np.ones((2, 3))),
+     ValueError, "loss must have shape"),
+    ("bayes.expected_risk posterior not summing to 1",
+     lambda: bayes.expected_risk([0.5, 0.6], 1 - np.eye(2)), ValueError, "sum to 1"),
+    ("bayes.incremental_posterior 1-D", lambda: bayes.incremental_posterior([0.5, 0.5], [0.1, 0.2]),
+     ValueError, "one row per observation"),
+    ("bayes.incremental_posterior mismatched", lambda: bayes.incremental_posterior([0.5, 0.5], np.ones((3, 4))),
+     ValueError, "classes but prior"),
+    ("bayes.bernoulli_mle not 0/1", lambda: bayes.bernoulli_mle([0, 1, 3]), ValueError, "only 0 and 1"),
+    ("bayes.bernoulli_mle empty", lambda: bayes.bernoulli_mle([]), ValueError, "empty"),
+    ("bayes.gaussian_mle nan", lambda: bayes.gaussian_mle([[0, NAN], [1, 1]]), ValueError, "NaN"),
+    ("bayes.gaussian_mle 1-D", lambda: bayes.gaussian_mle([0, 1, 2]), ValueError, "dimension"),
+    ("bayes.gaussian_log_likelihood non-PD", lambda: bayes.gaussian_log_likelihood(X_OK[:, :2], [0, 0], [[1, 2], [2, 1]]),
+     ValueError, "not positive definite"),
+    ("bayes.free_parameters zero size", lambda: bayes.free_parameters((3, 0)), ValueError, "positive integers"),
+    ("bayes.GaussianBayesClassifier one class", fit(bayes.GaussianBayesClassifier(), X_OK, np.zeros(20)),
+     ValueError, "two classes"),
+    ("bayes.GaussianBayesClassifier nan", fit(bayes.GaussianBayesClassifier(), np.where(X_OK > 1, NAN, X_OK), Y_OK),
+     ValueError, "NaN"),
+    ("bayes.GaussianBayesClassifier inf", fit(bayes.GaussianBayesClassifier(), np.where(X_OK > 1, INF, X_OK), Y_OK),
+     ValueError, "infinity"),
+    ("bayes.GaussianBayesClassifier mismatched lengths", fit(bayes.GaussianBayesClassifier(), X_OK, Y_OK[:-1]),
+     ValueError, "inconsistent numbers of samples"),
+    ("bayes.GaussianBayesClassifier empty", fit(bayes.GaussianBayesClassifier(), X_OK[:0], Y_OK[:0]),
+     ValueError, "0 sample"),
+    ("bayes.GaussianBayesClassifier singular covariance",
+     fit(bayes.GaussianBayesClassifier(), np.c_[X_OK, X_OK[:, 0]], Y_OK), ValueError, "not positive definite"),
+    ("bayes.GaussianBayesClassifier bad priors", fit(bayes.GaussianBayesClassifier(priors=[0.5, 0.6]), X_OK, Y_OK),
+     ValueError, "sum to 1"),
+    ("bayes.GaussianBayesClassifier negative reg", fit(bayes.GaussianBayesClassifier(reg=-1.0), X_OK, Y_OK),
+     ValueError, "reg"),
+    ("bayes.GaussianBayesClassifier predict wrong width",
+     lambda: bayes.GaussianBayesClassifier().fit(X_OK, Y_OK).predict(X_OK[:, :2]), ValueError, "features"),
+]
+
+
+@pytest.mark.parametrize("thunk, exc, pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_refused_with_a_clear_message(thunk, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        thunk()
+
+
+def test_every_public_module_has_cases():
+    covered = {c[0].split(".")[0] for c in CASES}
+    import pkgutil
+
+    import lecturelib
+
+    modules = {m.name for m in pkgutil.iter_modules(lecturelib.__path__)
+               if not m.name.startswith("_") and m.name not in ("grading", "datasets")}
+    assert modules <= covered, f"modules without bad-input cases: {sorted(modules - covered)}"

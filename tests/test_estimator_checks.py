@@ -1,0 +1,64 @@
+"""Every lecturelib estimator under scikit-learn's own estimator test suite.
+
+Estimators are discovered from the package, so a new estimator is checked the moment it
+lands.  ``PARAMS`` gives constructor arguments where the defaults are not a sensible
+general-purpose model; ``EXPECTED_FAILED`` lists, with a one-line reason each, the checks
+an estimator cannot pass by design.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import lecturelib
+
+NOT_ESTIMATOR_MODULES = {"grading", "datasets"}
+
+
+def estimator_classes():
+    found = {}
+    for info in pkgutil.iter_modules(lecturelib.__path__):
+        if info.name.startswith("_") or info.name in NOT_ESTIMATOR_MODULES:
+            continue
+        module = importlib.import_module(f"lecturelib.{info.name}")
+        for name, obj in inspect.getmembers(module, inspect.isclass):
+            if (issubclass(obj, BaseEstimator) and obj.__module__ == module.__name__
+                    and not name.startswith("_")):
+                found[f"{info.name}.{name}"] = obj
+    return found
+
+
+# Constructor arguments used for the checks (keys: "module.Class").
+PARAMS: dict[str, dict] = {}
+
+# "module.Class" -> {check name: reason}.  Keep this short; every entry needs a reason.
+EXPECTED_FAILED: dict[str, dict[str, str]] = {}
+
+
+def instances():
+    out = []
+    for key, cls in sorted(estimator_classes().items()):
+        out.append(cls(**PARAMS.get(key, {})))
+    return out
+
+
+def expected_failed(estimator):
+    key = f"{type(estimator).__module__.split('.')[-1]}.{type(estimator).__name__}"
+    return EXPECTED_FAILED.get(key, {})
+
+
+def test_estimators_are_discovered():
+    names = set(estimator_classes())
+    assert "bayes.GaussianBayesClassifier" in names
+    assert set(PARAMS) <= names and set(EXPECTED_FAILED) <= names, "stale entries"
+
+
+@parametrize_with_checks(instances(), expected_failed_checks=expected_failed)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
