@@ -308,6 +308,19 @@ def write_report(results, notebooks, info, threads) -> None:
         {"machine": info, "threads": threads, "results": results, "notebooks": notebooks}, indent=1) + "\n")
 
 
+def merge_previous(results, notebooks):
+    """Keep the stored rows of methods (and notebook timings) this run did not measure."""
+    path = HERE / "results.json"
+    if not path.is_file():
+        return results, notebooks
+    previous = json.loads(path.read_text())
+    ran = {r["method"] for r in results}
+    order = [m.name for m in METHODS]
+    kept = [r for r in previous.get("results", []) if r["method"] not in ran and r["method"] in order]
+    merged = sorted(kept + results, key=lambda r: (order.index(r["method"]), r["n"]))
+    return merged, notebooks if notebooks is not None else previous.get("notebooks", [])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small size per method")
@@ -341,8 +354,10 @@ def main(argv=None) -> int:
                                        f"{row['memory_ratio']:.2f}, {method.quality} "
                                        f"{lib['quality'][method.quality]:.6g} vs {ref['quality'][method.quality]:.6g}")
             print(f"{method.name:<20} n={n:<6} {msg}", flush=True)
-    notebooks = [] if args.no_notebooks else time_notebooks()
-    write_report(results, notebooks, machine(), args.threads)
+    notebooks = None if args.no_notebooks else time_notebooks()
+    if args.only or notebooks is None:  # a partial run updates the stored results
+        results, notebooks = merge_previous(results, notebooks)
+    write_report(results, notebooks or [], machine(), args.threads)
     plot(results)
     print(f"wrote {HERE / 'RESULTS.md'}")
     return 0
