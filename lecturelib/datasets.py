@@ -46,9 +46,138 @@ def fair_or_biased_coin():
 
 # --- Chapters 2 and 3: MaxEnt and EM ---------------------------------------------------
 
+
+def die_rolls():
+    """Counts of the faces 1..6 in 20 rolls of a die whose mean is exactly 4.2.
+
+    The empirical distribution is (0.1, 0.1, 0.05, 0.2, 0.35, 0.2); it is one of many
+    with mean 4.2 (chapter 2 uses it to show that the ML Gibbs fit depends on the data
+    only through the mean).  Returns ``(faces, counts)``.
+    """
+    return np.arange(1, 7), np.array([2, 2, 1, 4, 7, 4])
+
+
+def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
+    """1000 triplets of tosses whose frequencies equal the two-coin model exactly.
+
+    Coin 1 (head probability ``p[0]``) is picked with probability ``weights[0]``, coin 2
+    otherwise, and tossed three times; 1 is a head.  With the defaults every cell's
+    probability is a multiple of 1/1000 (0.209, 0.101, 0.089, 0.221 for 0..3 heads),
+    so the sample *is* the population.  Returns an int array of shape (1000, 3).
+    """
+    cells = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)])
+    heads = cells.sum(axis=1)
+    prob = sum(w * q**heads * (1 - q) ** (3 - heads) for w, q in zip(weights, p))
+    reps = np.round(prob * 1000).astype(int)
+    if reps.sum() != 1000 or not np.allclose(reps / 1000, prob, atol=1e-12):
+        raise ValueError("these parameters do not give cell probabilities in steps of 1/1000")
+    return np.repeat(cells, reps, axis=0)
+
+
+def coin_tosses(n_runs=2000, n_tosses=3, weights=(0.4, 0.6), p=(0.8, 0.3), random_state=0):
+    """Runs of tosses from a mixture of coins (1 = head).
+
+    Returns ``(X, coin)``: the 0/1 matrix of shape (n_runs, n_tosses) and the index of
+    the coin used for each run.
+    """
+    rng = np.random.default_rng(random_state)
+    coin = rng.choice(len(weights), size=n_runs, p=np.asarray(weights))
+    X = (rng.random((n_runs, n_tosses)) < np.asarray(p)[coin][:, None]).astype(int)
+    return X, coin
+
+
+def three_gaussians(n_samples=1500, random_state=0):
+    """A spherical Gaussian mixture in the plane: centres (0,0), (4,0), (0,4),
+    standard deviations 0.5, 1.0, 0.7 and weights 0.3, 0.3, 0.4.
+
+    Returns ``(X, labels, truth)`` with ``truth`` a dict of the generating parameters.
+    """
+    truth = {"weights": np.array([0.3, 0.3, 0.4]),
+             "means": np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]),
+             "sigmas": np.array([0.5, 1.0, 0.7])}
+    rng = np.random.default_rng(random_state)
+    labels = rng.choice(3, size=n_samples, p=truth["weights"])
+    X = truth["means"][labels] + truth["sigmas"][labels, None] * rng.normal(size=(n_samples, 2))
+    return X, labels, truth
+
+
+_TOPIC_WORDS = {
+    "sport": ["goal", "team", "match", "coach", "league", "score", "player", "season"],
+    "kitchen": ["oven", "flour", "butter", "recipe", "sugar", "bake", "salt", "onion"],
+    "space": ["orbit", "planet", "rocket", "moon", "star", "comet", "galaxy", "launch"],
+}
+_SHARED_WORDS = ["new", "time", "day", "great", "year", "people"]
+
+
+def topic_corpus(n_documents=60, n_tokens=6000, random_state=0):
+    """A bag-of-words corpus drawn from a known aspect (PLSA) model with three topics.
+
+    The vocabulary has 8 words per topic (sport, kitchen, space) and 6 common words
+    shared by all topics.  Topic ``j`` puts 85% of its mass on its own words and 15% on
+    the shared ones; documents are split evenly between the topics, and each token is
+    a (word, document) pair drawn from :math:`P(w,d)=\\sum_j\\lambda_j u_j(w) v_j(d)`.
+
+    Returns a dict with ``counts`` (n_documents, n_words), ``vocabulary``,
+    ``topics`` (names), and the true ``weights``, ``topic_word``, ``topic_document``.
+    """
+    rng = np.random.default_rng(random_state)
+    topics = list(_TOPIC_WORDS)
+    vocabulary = [w for t in topics for w in _TOPIC_WORDS[t]] + _SHARED_WORDS
+    k, n_words = len(topics), len(vocabulary)
+    topic_word = np.zeros((k, n_words))
+    for j, t in enumerate(topics):
+        own = rng.dirichlet(np.full(8, 5.0)) * 0.85
+        topic_word[j, 8 * j: 8 * j + 8] = own
+        topic_word[j, 8 * k:] = rng.dirichlet(np.full(len(_SHARED_WORDS), 5.0)) * 0.15
+    doc_topic = np.arange(n_documents) % k
+    topic_document = np.zeros((k, n_documents))
+    for j in range(k):
+        members = doc_topic == j
+        topic_document[j, members] = rng.dirichlet(np.full(members.sum(), 10.0))
+    weights = np.bincount(doc_topic, minlength=k) / n_documents
+    joint = np.einsum("j,jw,jd->dw", weights, topic_word, topic_document)
+    cells = rng.choice(joint.size, size=n_tokens, p=joint.ravel() / joint.sum())
+    counts = np.bincount(cells, minlength=joint.size).reshape(joint.shape)
+    return {"counts": counts, "vocabulary": vocabulary, "topics": topics, "weights": weights,
+            "topic_word": topic_word, "topic_document": topic_document}
+
+
 # --- end Chapters 2 and 3 ---
 
 # --- Chapter 4: SVM and kernels ---------------------------------------------------------
+
+
+def svm_blobs_with_outlier(n_per_class=20, seed=0):
+    """Two 2-D Gaussian classes and one planted outlier (chapter 4, the soft margin).
+
+    Class -1 is centred at (-1.5, -1), class +1 at (1.5, 1), both with unit variance;
+    the last point is a +1 point planted inside class -1, so that no hyperplane
+    separates the data and the soft margin must pay for one margin error (the setting
+    of the notes' Fig. 4.1).  Returns ``(X, y)`` with ``y`` in {-1, +1}.
+    """
+    rng = np.random.default_rng(seed)
+    neg = rng.normal(size=(n_per_class, 2)) + np.array([-1.5, -1.0])
+    pos = rng.normal(size=(n_per_class, 2)) + np.array([1.5, 1.0])
+    X = np.vstack([neg, pos, [[-1.2, -0.6]]])
+    y = np.r_[-np.ones(n_per_class), np.ones(n_per_class), 1.0]
+    return X, y
+
+
+def conic_classes(n=150, seed=0):
+    """Points in the plane labelled by an ellipse (chapter 4, the degree-2 kernel).
+
+    Uniform points in [-3, 3]^2; label +1 inside the tilted ellipse
+    ``x1^2/4 + x2^2 + x1*x2/2 < 1.3`` and -1 outside, with the points too close to the
+    boundary (within 0.25 in the level of the quadratic) dropped so that a conic separates
+    the classes with a margin.  Returns ``(X, y)``; ``y`` in {-1, +1}.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(4 * n, 2))
+    q = X[:, 0] ** 2 / 4 + X[:, 1] ** 2 + X[:, 0] * X[:, 1] / 2 - 1.3
+    keep = np.abs(q) > 0.25
+    X, q = X[keep][:n], q[keep][:n]
+    return X, np.where(q < 0, 1.0, -1.0)
+
 
 # --- end Chapter 4 ---
 
@@ -58,13 +187,168 @@ def fair_or_biased_coin():
 
 # --- Chapter 6: clustering --------------------------------------------------------------
 
+
+def block_affinity(sizes=(4, 5)):
+    """The ideal affinity of the notes' spectral-embedding example (section 6.3.2).
+
+    Block diagonal, with an all-ones block per cluster (4 + 5 points by default) and
+    zeros across.  Returns ``(K, labels)``.
+    """
+    sizes = [int(s) for s in sizes]
+    if not sizes or min(sizes) < 1:
+        raise ValueError(f"sizes must be positive block sizes, got {sizes}")
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    K = (labels[:, None] == labels[None, :]).astype(float)
+    return K, labels
+
+
+def two_groups_and_a_stray_point(n_per_group=10, seed=0):
+    """Two tight groups 3 apart plus one point 3.5 to the left of the first group.
+
+    The minimum cut of the RBF affinity (gamma = 0.5) isolates the stray point; the
+    normalised cut separates the two groups.  Returns ``(X, groups)`` with
+    ``groups`` = 0, 1 for the groups and 2 for the stray point.
+    """
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(0, 0.3, (n_per_group, 2)),
+                   rng.normal(0, 0.3, (n_per_group, 2)) + [3.0, 0.0],
+                   [[-3.5, 0.0]]])
+    groups = np.concatenate([np.zeros(n_per_group, int), np.ones(n_per_group, int), [2]])
+    return X, groups
+
+
 # --- end Chapter 6 ---
 
 # --- Chapters 7-9: PAC, VC, double sampling ------------------------------------------------
 
+
+def four_concept_table():
+    """The finite class of four concepts on three points (Shashua's notes, section 8.1).
+
+    Rows are the concepts c1..c4, columns the points x1..x3; entry 1 means the point
+    belongs to the concept.
+    """
+    return np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0], [0, 0, 0]])
+
+
+def rectangle_game_target():
+    """Target rectangle of the chapter 7 simulations: [0.2, 0.7] x [0.1, 0.6] in the unit
+    square, with D uniform on [0, 1]^2 (area 0.25).  Returns ``(lower, upper)``."""
+    return np.array([0.2, 0.1]), np.array([0.7, 0.6])
+
+
+def cross_points():
+    """Four points in a cross (a diamond) that axis-aligned rectangles shatter."""
+    return np.array([[0.0, 1.0], [1.0, 0.0], [0.0, -1.0], [-1.0, 0.0]])
+
+
 # --- end Chapters 7-9 ---
 
 # --- Chapters 10 and 11: subspace bounds, hyperbolic PCA ---------------------------------
+
+
+def digit_halves(kind="left-right"):
+    """Two views of scikit-learn's 8x8 digits: the two halves of each image.
+
+    Chapter 10 uses them as the two views of KCCA and SVM-2K (stand-ins for the
+    lecture's bilingual documents and patents, which are not available offline).
+
+    Parameters
+    ----------
+    kind : {"left-right", "top-bottom"}
+
+    Returns
+    -------
+    view_a, view_b : ndarray of shape (1797, 32)
+        Pixel intensities in [0, 16] of the left (top) and right (bottom) halves.
+    y : ndarray of shape (1797,)
+    """
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    img = d.images
+    if kind == "left-right":
+        a, b = img[:, :, :4], img[:, :, 4:]
+    elif kind == "top-bottom":
+        a, b = img[:, :4, :], img[:, 4:, :]
+    else:
+        raise ValueError(f"kind must be 'left-right' or 'top-bottom', got {kind!r}")
+    n = img.shape[0]
+    return a.reshape(n, -1).astype(float), b.reshape(n, -1).astype(float), d.target.copy()
+
+
+_GLYPH_CACHE = {}
+
+
+def _glyph(char, size=48):
+    """A character rendered in matplotlib's bundled DejaVu Sans, as a size x size array in [0, 1]."""
+    key = (char, size)
+    if key not in _GLYPH_CACHE:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(1, 1), dpi=size)
+        canvas = FigureCanvasAgg(fig)
+        fig.text(0.5, 0.5, char, fontsize=44, family="DejaVu Sans",
+                 ha="center", va="center", color="black")
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba(), dtype=float)
+        _GLYPH_CACHE[key] = 1.0 - rgba[:, :, 0] / 255.0
+    return _GLYPH_CACHE[key]
+
+
+def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_size=16,
+                        random_state=0):
+    """Printed characters with random rotations and/or scalings (Chapter 11).
+
+    Offline stand-in for the rotated and scaled printed characters of Maurer's
+    experiments: each character is rendered once in DejaVu Sans (bundled with
+    matplotlib) on a 48 x 48 canvas, then every sample applies a random rotation
+    (uniform in [0, 360) degrees) and/or a random scaling (uniform in [0.5, 1.5]) about
+    the centre, is reduced to ``out_size x out_size`` by block averaging, and is
+    normalised to unit Euclidean length.
+
+    Parameters
+    ----------
+    chars : str or sequence of str
+        The classes, one character each.
+    n_per_class : int
+    rotate, scale : bool
+    out_size : int, default=16
+        Must divide 48.
+    random_state : int
+
+    Returns
+    -------
+    X : ndarray of shape (len(chars) * n_per_class, out_size**2)
+        Unit-length pixel vectors.
+    y : ndarray of str
+        The character of each row.
+    """
+    from scipy.ndimage import affine_transform
+
+    size = 48
+    if size % out_size:
+        raise ValueError(f"out_size must divide {size}, got {out_size}")
+    if int(n_per_class) < 1:
+        raise ValueError(f"n_per_class must be at least 1, got {n_per_class}")
+    rng = np.random.default_rng(random_state)
+    block = size // out_size
+    centre = np.array([(size - 1) / 2, (size - 1) / 2])
+    X, y = [], []
+    for ch in chars:
+        img = _glyph(ch, size)
+        for _ in range(int(n_per_class)):
+            theta = rng.uniform(0, 2 * np.pi) if rotate else 0.0
+            s = rng.uniform(0.5, 1.5) if scale else 1.0
+            rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+            M = rot / s  # output -> input coordinates
+            out = affine_transform(img, M, offset=centre - M @ centre, order=1, cval=0.0)
+            small = out.reshape(out_size, block, out_size, block).mean(axis=(1, 3)).ravel()
+            X.append(small / np.linalg.norm(small))
+            y.append(ch)
+    return np.array(X), np.array(y)
+
 
 # --- end Chapters 10 and 11 ---
 

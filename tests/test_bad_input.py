@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes
+from lecturelib import bayes, kernels, svm
 
 NAN = np.nan
 INF = np.inf
@@ -73,6 +73,20 @@ CASES = [
      ValueError, "reg"),
     ("bayes.GaussianBayesClassifier predict wrong width",
      lambda: bayes.GaussianBayesClassifier().fit(X_OK, Y_OK).predict(X_OK[:, :2]), ValueError, "features"),
+    # ---------------------------------------------------------------- kernels
+    ("kernels.rbf_kernel nan", lambda: kernels.rbf_kernel(np.where(X_OK > 1, NAN, X_OK)), ValueError, "NaN"),
+    ("kernels.rbf_kernel feature mismatch", lambda: kernels.rbf_kernel(X_OK, X_OK[:, :2]), ValueError, "same number of features"),
+    ("kernels.polynomial_kernel degree 0", lambda: kernels.polynomial_kernel(X_OK, degree=0), ValueError, "degree"),
+    ("kernels.polynomial_feature_map negative theta", lambda: kernels.polynomial_feature_map(X_OK, 2, theta=-1.0), ValueError, "theta"),
+    ("kernels.is_psd not square", lambda: kernels.is_psd(np.ones((2, 3))), ValueError, "square"),
+    ("kernels.gram_matrix unknown kernel", lambda: kernels.gram_matrix(X_OK, kernel="cosine"), ValueError, "kernel must be one of"),
+    # ---------------------------------------------------------------- svm
+    ("svm.SVC one class", fit(svm.SVC(), X_OK, np.zeros(20)), ValueError, "two classes"),
+    ("svm.SVC three classes", fit(svm.SVC(), X_OK, np.arange(20) % 3), ValueError, "Only binary classification"),
+    ("svm.SVC nan", fit(svm.SVC(), np.where(X_OK > 1, NAN, X_OK), Y_OK), ValueError, "NaN"),
+    ("svm.SVC non-PSD precomputed", fit(svm.SVC(kernel="precomputed"), kernels.sigmoid_kernel(X_OK), Y_OK), ValueError, "not positive semi-definite"),
+    ("svm.SVC negative C", fit(svm.SVC(C=-1.0), X_OK, Y_OK), ValueError, "C must be"),
+    ("svm.SVC predict wrong width", lambda: svm.SVC().fit(X_OK, Y_OK).predict(X_OK[:, :2]), ValueError, "features"),
 ]
 
 

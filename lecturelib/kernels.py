@@ -1,0 +1,471 @@
+"""Kernel functions, Gram matrices, explicit feature maps and Mercer's condition.
+
+See the chapter "Support vector machines and kernels" (``chapters/04-svm.ipynb``).
+
+A kernel :math:`k(x, y) = \\phi(x)^\\top\\phi(y)` is an inner product in some feature
+space.  Every kernel function here takes two data matrices (one point per row) and
+returns the matrix of kernel values between their rows; ``Y=None`` means ``Y = X``.
+Parameter names follow scikit-learn (``gamma``, ``degree``, ``coef0``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ._validation import as_float_array, check_positive_int, check_square
+
+__all__ = [
+    "linear_kernel",
+    "polynomial_kernel",
+    "rbf_kernel",
+    "sigmoid_kernel",
+    "negative_distance_kernel",
+    "gram_matrix",
+    "kernel_diagonal",
+    "polynomial_exponents",
+    "polynomial_feature_map",
+    "feature_space_dimension",
+    "rbf_feature_map",
+    "min_eigenvalue",
+    "is_psd",
+]
+
+
+def _pair(X, Y):
+    X = as_float_array(X, "X", ndim=2)
+    if Y is None:
+        return X, X
+    Y = as_float_array(Y, "Y", ndim=2)
+    if Y.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}"
+        )
+    return X, Y
+
+
+def _check_nonnegative_number(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite non-negative number, got {value}")
+    return float(value)
+
+
+def _check_gamma(gamma, n_features):
+    if gamma is None:
+        return 1.0 / n_features
+    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)):
+        raise TypeError(f"gamma must be a positive number or None, got {type(gamma).__name__}")
+    if not np.isfinite(gamma) or gamma <= 0:
+        raise ValueError(f"gamma must be a finite positive number, got {gamma}")
+    return float(gamma)
+
+
+def linear_kernel(X, Y=None):
+    r"""The linear kernel :math:`k(x, y) = x^\top y`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None (``Y = X``)
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "The kernel trick".
+    """
+    X, Y = _pair(X, Y)
+    return X @ Y.T
+
+
+def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
+    r"""The polynomial kernel :math:`k(x, y) = (\gamma\, x^\top y + \theta)^d`.
+
+    With ``coef0`` :math:`\theta = 0` the kernel is homogeneous: its feature space holds
+    the monomials of degree exactly :math:`d`.  With :math:`\theta > 0` it holds every
+    monomial of degree at most :math:`d` (see :func:`polynomial_feature_map`).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, k)
+    Y : array_like of shape (m, k), default=None
+    degree : int, default=2
+        The exponent :math:`d \ge 1`.
+    coef0 : float, default=0.0
+        The offset :math:`\theta \ge 0`.
+    gamma : float, default=1.0
+        Scale of the inner product.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+    """
+    X, Y = _pair(X, Y)
+    degree = check_positive_int(degree, "degree")
+    coef0 = _check_nonnegative_number(coef0, "coef0")
+    gamma = _check_gamma(gamma, X.shape[1])
+    return (gamma * (X @ Y.T) + coef0) ** degree
+
+
+def _squared_distances(X, Y):
+    """||x_i - y_j||^2 = ||x_i||^2 + ||y_j||^2 - 2 x_i'y_j, computed in place."""
+    D = X @ Y.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", X, X)[:, None]
+    D += np.einsum("ij,ij->i", Y, Y)[None, :]
+    return np.maximum(D, 0.0, out=D)  # rounding can make a zero distance slightly negative
+
+
+def rbf_kernel(X, Y=None, gamma=None):
+    r"""The Gaussian (RBF) kernel :math:`k(x, y) = \exp(-\gamma\,\|x - y\|^2)`.
+
+    The notes write it as :math:`\exp(-\|x-y\|^2 / (2\sigma^2))`, that is
+    :math:`\gamma = 1 / (2\sigma^2)`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None
+    gamma : float, default=None
+        Positive width parameter; ``None`` means ``1 / d``.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "The RBF kernel".
+    """
+    X, Y = _pair(X, Y)
+    gamma = _check_gamma(gamma, X.shape[1])
+    D = _squared_distances(X, Y)
+    D *= -gamma
+    return np.exp(D, out=D)
+
+
+def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
+    r"""The "sigmoid kernel" :math:`\tanh(\gamma\,x^\top y + c)`: **not** a Mercer kernel.
+
+    Its Gram matrices are in general not positive semi-definite (with the default
+    :math:`\gamma = 1, c = -1` a point with :math:`\|x\| < 1` already has
+    :math:`k(x, x) < 0`).  It is here as a counter-example for :func:`is_psd`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None
+    gamma : float, default=1.0
+    coef0 : float, default=-1.0
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "Mercer's condition".
+    """
+    X, Y = _pair(X, Y)
+    return np.tanh(float(gamma) * (X @ Y.T) + float(coef0))
+
+
+def negative_distance_kernel(X, Y=None):
+    r"""The function :math:`k(x, y) = -\|x - y\|`: **not** a Mercer kernel.
+
+    Its Gram matrix has a zero diagonal, hence trace zero; for two or more distinct
+    points it is not the zero matrix, so some eigenvalue is negative.  A
+    counter-example for :func:`is_psd`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "Mercer's condition".
+    """
+    X, Y = _pair(X, Y)
+    return -np.sqrt(_squared_distances(X, Y))
+
+
+_KERNELS = {
+    "linear": linear_kernel,
+    "poly": polynomial_kernel,
+    "polynomial": polynomial_kernel,
+    "rbf": rbf_kernel,
+    "sigmoid": sigmoid_kernel,
+    "negative_distance": negative_distance_kernel,
+}
+
+
+def gram_matrix(X, Y=None, kernel="rbf", **params):
+    r"""The matrix of kernel values :math:`K_{ij} = k(x_i, y_j)`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None
+        ``None`` gives the (symmetric) Gram matrix of ``X`` itself.
+    kernel : {"linear", "poly", "rbf", "sigmoid", "negative_distance"} or callable
+        A callable is called as ``kernel(x, y)`` on pairs of rows (slow, but any
+        function of two vectors works) and must return a number.
+    **params
+        Passed to the named kernel (``gamma``, ``degree``, ``coef0``).
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Support vector machines and kernels", section "The kernel trick".
+    """
+    if callable(kernel):
+        X, Y = _pair(X, Y)
+        K = np.array([[float(kernel(x, y, **params)) for y in Y] for x in X])
+        if not np.all(np.isfinite(K)):
+            raise ValueError("kernel returned NaN or infinity")
+        return K
+    if kernel not in _KERNELS:
+        raise ValueError(f"kernel must be one of {sorted(_KERNELS)} or a callable, got {kernel!r}")
+    return _KERNELS[kernel](X, Y, **params)
+
+
+def kernel_diagonal(X, kernel="rbf", **params):
+    r"""The diagonal :math:`k(x_i, x_i)` of the Gram matrix, without forming the matrix.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    kernel, **params
+        As in :func:`gram_matrix`.
+
+    Returns
+    -------
+    diag : ndarray of shape (n,)
+
+    See the chapter "Support vector machines and kernels".
+    """
+    X = as_float_array(X, "X", ndim=2)
+    sq = np.sum(X * X, axis=1)
+    if kernel == "linear":
+        return sq
+    if kernel in ("poly", "polynomial"):
+        degree = check_positive_int(params.get("degree", 2), "degree")
+        coef0 = _check_nonnegative_number(params.get("coef0", 0.0), "coef0")
+        gamma = _check_gamma(params.get("gamma", 1.0), X.shape[1])
+        return (gamma * sq + coef0) ** degree
+    if kernel == "rbf":
+        _check_gamma(params.get("gamma"), X.shape[1])
+        return np.ones(X.shape[0])
+    return np.array([gram_matrix(x[None, :], None, kernel, **params)[0, 0] for x in X])
+
+
+def polynomial_exponents(n_features, degree, homogeneous=True):
+    r"""The exponent vectors of the monomials in the polynomial feature space.
+
+    Homogeneous kernel: all :math:`n \in \mathbb{N}^k` with :math:`\sum_i n_i = d`.
+    With an offset: all :math:`n` with :math:`\sum_i n_i \le d` (the missing power
+    :math:`d - \sum_i n_i` goes to the extra coordinate :math:`\sqrt\theta`).
+
+    Order: by decreasing total degree, and within one degree by decreasing
+    lexicographic order, e.g. :math:`x_1^2, x_1x_2, x_2^2, x_1, x_2, 1` for
+    :math:`k = d = 2` with an offset.
+
+    Parameters
+    ----------
+    n_features : int
+        :math:`k`.
+    degree : int
+        :math:`d`.
+    homogeneous : bool, default=True
+
+    Returns
+    -------
+    exponents : ndarray of shape (dimension, n_features), integer
+
+    See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+    """
+    k = check_positive_int(n_features, "n_features")
+    d = check_positive_int(degree, "degree")
+    degrees = [d] if homogeneous else range(d, -1, -1)
+    rows = []
+    for total in degrees:
+        block = []
+        for combo in itertools.combinations_with_replacement(range(k), total):
+            block.append(np.bincount(np.array(combo, dtype=int), minlength=k))
+        if total == 0:
+            block = [np.zeros(k, dtype=int)]
+        block.sort(key=lambda e: tuple(-e))
+        rows.extend(block)
+    return np.array(rows, dtype=int).reshape(-1, k)
+
+
+def feature_space_dimension(n_features, degree, homogeneous=True):
+    r"""Dimension of the polynomial feature space.
+
+    .. math::
+
+        \dim = \binom{k + d - 1}{d}\ \text{(homogeneous)},\qquad
+        \dim = \binom{k + d}{d}\ \text{(with offset)}.
+
+    Parameters
+    ----------
+    n_features : int
+        :math:`k`, the input dimension.
+    degree : int
+        :math:`d`.
+    homogeneous : bool, default=True
+
+    Returns
+    -------
+    int
+
+    See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+    """
+    k = check_positive_int(n_features, "n_features")
+    d = check_positive_int(degree, "degree")
+    return math.comb(k + d - 1, d) if homogeneous else math.comb(k + d, d)
+
+
+def _multinomial(total, exps):
+    out = math.factorial(total)
+    for e in exps:
+        out //= math.factorial(int(e))
+    return out
+
+
+def polynomial_feature_map(X, degree, theta=0.0):
+    r"""The explicit feature vector of the polynomial kernel :math:`(x^\top y + \theta)^d`.
+
+    Homogeneous case (:math:`\theta = 0`), one coordinate per exponent vector
+    :math:`n` with :math:`\sum_i n_i = d`:
+
+    .. math:: \phi(x)_n = \sqrt{\binom{d}{n_1,\dots,n_k}}\; x_1^{n_1}\cdots x_k^{n_k}.
+
+    With an offset, add the coordinate :math:`x_{k+1} = \sqrt\theta`; the exponent
+    vectors then run over :math:`\sum_{i\le k} n_i \le d` with
+    :math:`n_{k+1} = d - \sum_{i\le k} n_i`, and
+
+    .. math:: \phi(x)_n = \sqrt{\binom{d}{n_1,\dots,n_{k+1}}}\;
+              x_1^{n_1}\cdots x_k^{n_k}\,\theta^{n_{k+1}/2}.
+
+    For :math:`k = d = 2` this is
+    :math:`(x_1^2, \sqrt2 x_1x_2, x_2^2, \sqrt{2\theta}x_1, \sqrt{2\theta}x_2, \theta)`;
+    the notes print the last coordinate as :math:`\sqrt\theta`, which is wrong.
+    Coordinates are ordered as in :func:`polynomial_exponents`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, k)
+    degree : int
+    theta : float, default=0.0
+        The offset; ``0`` gives the homogeneous map.
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, dimension)
+        ``Phi @ Phi.T`` equals ``polynomial_kernel(X, degree=degree, coef0=theta)``.
+
+    See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+    """
+    X = as_float_array(X, "X", ndim=2)
+    d = check_positive_int(degree, "degree")
+    theta = _check_nonnegative_number(theta, "theta")
+    homogeneous = theta == 0.0
+    exps = polynomial_exponents(X.shape[1], d, homogeneous=homogeneous)
+    cols = []
+    for e in exps:
+        rest = d - int(e.sum())
+        coef = math.sqrt(_multinomial(d, list(e) + [rest])) * theta ** (rest / 2.0)
+        cols.append(coef * np.prod(X ** e[None, :], axis=1))
+    return np.stack(cols, axis=1)
+
+
+def rbf_feature_map(X, max_degree, gamma=0.5):
+    r"""The RBF feature map truncated after the degree ``max_degree`` terms.
+
+    From :math:`e^{-\gamma\|x-y\|^2} = e^{-\gamma\|x\|^2} e^{-\gamma\|y\|^2}
+    \sum_{j\ge0} (2\gamma)^j (x^\top y)^j / j!`, the coordinates of degree :math:`j` are
+
+    .. math:: \phi(x)_{j,n} = e^{-\gamma\|x\|^2}\sqrt{\frac{(2\gamma)^j}{j!}}
+              \sqrt{\binom{j}{n}}\, x_1^{n_1}\cdots x_k^{n_k}, \qquad \sum_i n_i = j.
+
+    With :math:`\gamma = 1/2` (the notes' :math:`\sigma = 1`) this is the notes' map,
+    with the prefactor written as :math:`e^{-\|x\|^2/2}/\sqrt{j!}` (the notes' form is
+    undefined at :math:`j = 0`).  ``Phi @ Phi.T`` tends to the RBF Gram matrix as
+    ``max_degree`` grows.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, k)
+    max_degree : int
+        Largest :math:`j` kept (``0`` keeps only the constant term).
+    gamma : float, default=0.5
+
+    Returns
+    -------
+    Phi : ndarray of shape (n, sum_j dim_j)
+
+    See the chapter "Support vector machines and kernels", section "The RBF kernel".
+    """
+    X = as_float_array(X, "X", ndim=2)
+    if isinstance(max_degree, bool) or not isinstance(max_degree, (int, np.integer)) or max_degree < 0:
+        raise ValueError(f"max_degree must be a non-negative integer, got {max_degree!r}")
+    gamma = _check_gamma(gamma, X.shape[1])
+    scale = np.exp(-gamma * np.sum(X * X, axis=1))[:, None]
+    blocks = [np.ones((X.shape[0], 1))]
+    for j in range(1, int(max_degree) + 1):
+        blocks.append(math.sqrt((2 * gamma) ** j / math.factorial(j)) * polynomial_feature_map(X, j))
+    return scale * np.concatenate(blocks, axis=1)
+
+
+def min_eigenvalue(K):
+    """The smallest eigenvalue of a symmetric matrix (``ValueError`` if not symmetric).
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+
+    Returns
+    -------
+    float
+
+    See the chapter "Support vector machines and kernels", section "Mercer's condition".
+    """
+    K = check_square(K, "K")
+    scale = max(1.0, float(np.abs(K).max()))
+    if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
+        raise ValueError("K must be symmetric")
+    return float(np.linalg.eigvalsh(K)[0])
+
+
+def is_psd(K, tol=1e-10):
+    r"""Mercer's condition on a finite sample: is the Gram matrix PSD?
+
+    Returns ``True`` when ``K`` is symmetric and its smallest eigenvalue is at least
+    :math:`-\mathrm{tol}\cdot\max(1, \max_{ij}|K_{ij}|)` (the tolerance absorbs rounding).
+    A non-symmetric matrix is not a Gram matrix of any kernel, so it gives ``False``.
+
+    Parameters
+    ----------
+    K : array_like of shape (n, n)
+    tol : float, default=1e-10
+        Relative tolerance, non-negative.
+
+    Returns
+    -------
+    bool
+
+    See the chapter "Support vector machines and kernels", section "Mercer's condition".
+    """
+    K = check_square(K, "K")
+    tol = _check_nonnegative_number(tol, "tol")
+    scale = max(1.0, float(np.abs(K).max()))
+    if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
+        return False
+    return bool(np.linalg.eigvalsh(K)[0] >= -tol * scale)

@@ -1,0 +1,549 @@
+"""The soft-margin support vector machine, solved in the dual by SMO.
+
+See the chapter "Support vector machines and kernels" (``chapters/04-svm.ipynb``) and,
+for the Lagrangian duality behind it, Appendix A.
+
+The dual of the soft-margin problem (the notes' eq. 4.7, with :math:`\\nu` written
+:math:`C` as in scikit-learn) is
+
+.. math::
+
+    \\max_{\\mu}\\ \\theta(\\mu) = \\sum_i \\mu_i
+        - \\tfrac12 \\sum_{i,j} \\mu_i\\mu_j y_i y_j k(x_i, x_j)
+    \\quad\\text{s.t.}\\quad 0 \\le \\mu_i \\le C,\\ \\sum_i y_i\\mu_i = 0 .
+
+:class:`SVC` solves it by sequential minimal optimisation (Platt 1998): at each step
+only two multipliers move, along the line that keeps :math:`\\sum_i y_i\\mu_i = 0`,
+and the pair is chosen by the second-order working-set rule of Fan, Chen and Lin
+(2005), the rule of LIBSVM.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import kernels as _k
+from ._validation import as_float_array, check_symmetric_psd
+
+__all__ = ["SVC", "dual_objective", "kkt_violation", "smo_pair_update"]
+
+_TAU = 1e-12  # libsvm's floor for a non-positive curvature along the pair direction
+
+
+def dual_objective(mu, y, K):
+    r"""The SVM dual objective :math:`\theta(\mu) = \mathbf 1^\top\mu - \frac12\mu^\top M\mu`.
+
+    Here :math:`M_{ij} = y_i y_j K_{ij}`.
+
+    Parameters
+    ----------
+    mu : array_like of shape (n,)
+        The multipliers.
+    y : array_like of shape (n,)
+        Labels in :math:`\{-1, +1\}`.
+    K : array_like of shape (n, n)
+        Gram matrix.
+
+    Returns
+    -------
+    float
+
+    See the chapter "Support vector machines and kernels", section "The dual problem".
+    """
+    mu = as_float_array(mu, "mu", ndim=1)
+    y = _check_signs(y, mu.size)
+    K = as_float_array(K, "K", ndim=2)
+    if K.shape != (mu.size, mu.size):
+        raise ValueError(f"K must have shape {(mu.size, mu.size)}, got {K.shape}")
+    v = mu * y
+    return float(mu.sum() - 0.5 * v @ K @ v)
+
+
+def _check_signs(y, n):
+    y = as_float_array(y, "y", ndim=1)
+    if y.size != n:
+        raise ValueError(f"y must have {n} entries, got {y.size}")
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        raise ValueError("y must contain only -1 and +1")
+    return y
+
+
+def kkt_violation(mu, y, K, C, intercept):
+    r"""The largest violation of the soft-margin KKT conditions.
+
+    With decision values :math:`f(x_i) = \sum_j \mu_j y_j K_{ij} + \text{intercept}`
+    the conditions are :math:`y_if(x_i) \ge 1` if :math:`\mu_i = 0`,
+    :math:`y_if(x_i) = 1` if :math:`0 < \mu_i < C`, :math:`y_if(x_i) \le 1` if
+    :math:`\mu_i = C`, plus :math:`0 \le \mu_i \le C` and :math:`\sum_i y_i\mu_i = 0`.
+
+    Parameters
+    ----------
+    mu, y, K
+        As in :func:`dual_objective`.
+    C : float
+    intercept : float
+        The intercept (the notes' :math:`-b`).
+
+    Returns
+    -------
+    float
+        The largest violation over all conditions (0 at an exact solution).
+
+    See the chapter "Support vector machines and kernels", section "Reading the multipliers".
+    """
+    mu = as_float_array(mu, "mu", ndim=1)
+    y = _check_signs(y, mu.size)
+    K = as_float_array(K, "K", ndim=2)
+    margins = y * (K @ (mu * y) + float(intercept))
+    atol = 1e-9 * C
+    viol = [0.0, abs(float(y @ mu)), float(np.max(-mu, initial=0)), float(np.max(mu - C, initial=0))]
+    at_zero = mu <= atol
+    at_c = mu >= C - atol
+    free = ~at_zero & ~at_c
+    viol.append(float(np.max(1 - margins[at_zero], initial=0)))
+    viol.append(float(np.max(margins[at_c] - 1, initial=0)))
+    viol.append(float(np.max(np.abs(margins[free] - 1), initial=0)))
+    return max(viol)
+
+
+def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
+    r"""One SMO step: optimise the dual over the pair :math:`(\mu_i, \mu_j)` exactly.
+
+    Moving along :math:`y_i\Delta\mu_i + y_j\Delta\mu_j = 0`, the dual is a concave
+    parabola in :math:`\mu_j` with curvature
+    :math:`\eta = K_{ii} + K_{jj} - 2K_{ij}`; its unconstrained maximum is
+
+    .. math:: \mu_j^{\text{new}} = \mu_j + \frac{y_j (E_i - E_j)}{\eta},
+
+    where :math:`E_t = f(x_t) - y_t` are the prediction errors.  The new value is then
+    clipped to the segment :math:`[L, H]` of the box :math:`[0, C]^2` that the line
+    crosses, and :math:`\mu_i` follows from the equality constraint.
+
+    Parameters
+    ----------
+    mu_i, mu_j : float
+        Current multipliers.
+    y_i, y_j : {-1, +1}
+    E_i, E_j : float
+        Errors :math:`f(x_t) - y_t` at the current multipliers (any intercept: it cancels).
+    K_ii, K_jj, K_ij : float
+    C : float
+
+    Returns
+    -------
+    (float, float)
+        The new :math:`(\mu_i, \mu_j)`.
+
+    See the chapter "Support vector machines and kernels", section "Sequential minimal optimisation".
+    """
+    if y_i == y_j:
+        low, high = max(0.0, mu_i + mu_j - C), min(C, mu_i + mu_j)
+    else:
+        low, high = max(0.0, mu_j - mu_i), min(C, C + mu_j - mu_i)
+    eta = max(K_ii + K_jj - 2.0 * K_ij, _TAU)
+    new_j = min(max(mu_j + y_j * (E_i - E_j) / eta, low), high)
+    new_i = mu_i + y_i * y_j * (mu_j - new_j)
+    return float(new_i), float(new_j)
+
+
+class _KernelRows:
+    """Rows of the training Gram matrix, computed when first needed and kept.
+
+    With ``full`` (at most ``cache_limit`` points) every computed row is kept in an
+    n x n buffer, so no kernel value is computed twice; otherwise a least-recently-used
+    cache keeps ``cache_rows`` rows.  A precomputed matrix is used as it is.
+    """
+
+    def __init__(self, X, kernel, params, full, cache_rows, precomputed=None):
+        self.X, self.kernel, self.params = X, kernel, params
+        self.K = precomputed
+        if precomputed is not None:
+            self.diag = np.diag(precomputed).copy()
+            return
+        self.sq = np.einsum("ij,ij->i", X, X)
+        self.diag = _k.kernel_diagonal(X, kernel, **params)
+        self.full = full
+        if full:
+            self.buffer = np.empty((X.shape[0], X.shape[0]))  # pages are touched lazily
+            self.done = np.zeros(X.shape[0], dtype=bool)
+        else:
+            self.cache = OrderedDict()
+            self.cache_rows = max(2, cache_rows)
+
+    def _compute(self, i, out=None):
+        kernel, X = self.kernel, self.X
+        if kernel in ("rbf", "linear", "poly"):
+            r = np.dot(X, X[i], out=out)
+            if kernel == "rbf":
+                r *= -2.0
+                r += self.sq
+                r += self.sq[i]
+                np.maximum(r, 0.0, out=r)
+                r *= -self.params["gamma"]
+                np.exp(r, out=r)
+            elif kernel == "poly":
+                r *= self.params["gamma"]
+                r += self.params["coef0"]
+                r **= self.params["degree"]
+            return r
+        r = _k.gram_matrix(X[i:i + 1], X, kernel, **self.params)[0]
+        if out is not None:
+            out[:] = r
+            return out
+        return r
+
+    def row(self, i):
+        if self.K is not None:
+            return self.K[i]
+        if self.full:
+            if not self.done[i]:
+                self._compute(i, out=self.buffer[i])
+                self.done[i] = True
+            return self.buffer[i]
+        r = self.cache.get(i)
+        if r is not None:
+            self.cache.move_to_end(i)
+            return r
+        r = self._compute(i)
+        self.cache[i] = r
+        if len(self.cache) > self.cache_rows:
+            self.cache.popitem(last=False)
+        return r
+
+
+def _smo(rows, y, C, tol, max_iter, record):
+    """Solve the dual; returns (mu, F, n_iter, history) with F_t = y_t - sum_s mu_s y_s K_ts.
+
+    F is -y * (gradient of the minimised objective 1/2 mu'Qmu - 1'mu).  The maximal
+    violating pair is i = argmax F over I_up, and j minimises -(F_i - F_t)^2 / a_it over
+    t in I_low with F_t < F_i (Fan, Chen and Lin 2005, WSS 3).
+    """
+    n = y.size
+    mu = np.zeros(n)
+    F = y.copy()
+    pos = y > 0
+    up = pos.copy()  # may increase y_t mu_t:  (y=+1, mu<C) or (y=-1, mu>0)
+    low = ~pos  # may decrease y_t mu_t: (y=-1, mu<C) or (y=+1, mu>0)
+    diag = rows.diag
+    ninf, pinf = np.full(n, -np.inf), np.full(n, np.inf)
+    history = []
+    it = 0
+    while it < max_iter:
+        Fu = np.where(up, F, ninf)
+        i = int(np.argmax(Fu))
+        Fi = Fu[i]
+        Fl = np.where(low, F, pinf)
+        if Fi - Fl.min() < tol:
+            break
+        Ki = rows.row(i)
+        b = Fi - Fl  # > 0 exactly for the candidates t in I_low with F_t < F_i
+        a = diag + diag[i] - 2.0 * Ki
+        np.maximum(a, _TAU, out=a)
+        score = np.where(b > 0, -(b * b) / a, pinf)
+        j = int(np.argmin(score))
+        Kj = rows.row(j)
+        yi, yj = y[i], y[j]
+        ai, aj = mu[i], mu[j]
+        eta = max(diag[i] + diag[j] - 2.0 * Ki[j], _TAU)
+        # Unconstrained step along y_i d_i = -y_j d_j, then clip (libsvm's update).
+        if yi != yj:
+            delta = (F[i] - F[j]) * yi / eta  # (-G_i - G_j) / eta
+            diff = ai - aj
+            ni, nj = ai + delta, aj + delta
+            if diff > 0:
+                if nj < 0:
+                    nj, ni = 0.0, diff
+            elif ni < 0:
+                ni, nj = 0.0, -diff
+            if diff > 0:
+                if ni > C:
+                    ni, nj = C, C - diff
+            elif nj > C:
+                nj, ni = C, C + diff
+        else:
+            delta = (F[j] - F[i]) * yi / eta  # (G_i - G_j) / eta
+            total = ai + aj
+            ni, nj = ai - delta, aj + delta
+            if total > C:
+                if ni > C:
+                    ni, nj = C, total - C
+                if nj > C:
+                    nj, ni = C, total - C
+            else:
+                if nj < 0:
+                    nj, ni = 0.0, total
+                if ni < 0:
+                    ni, nj = 0.0, total
+        di, dj = ni - ai, nj - aj
+        mu[i], mu[j] = ni, nj
+        F -= (yi * di) * Ki
+        F -= (yj * dj) * Kj
+        for t, v in ((i, ni), (j, nj)):
+            if y[t] > 0:
+                up[t], low[t] = v < C, v > 0
+            else:
+                up[t], low[t] = v > 0, v < C
+        it += 1
+        if record:
+            # theta = sum(mu) - 1/2 mu'Q mu, and Q mu = 1 - y * F
+            history.append(float(mu.sum() - 0.5 * mu @ (1.0 - y * F)))
+    return mu, F, it, history
+
+
+def _intercept(mu, y, F, C):
+    """libsvm's rule: mean of F over free multipliers, else the middle of the feasible range."""
+    free = (mu > 0) & (mu < C)
+    if np.any(free):
+        return float(F[free].mean())
+    # Feasible intercepts b satisfy max(F over I_up) <= b <= min(F over I_low).
+    up = ((y > 0) & (mu < C)) | ((y < 0) & (mu > 0))
+    low = ((y < 0) & (mu < C)) | ((y > 0) & (mu > 0))
+    lo = F[up].max() if np.any(up) else -np.inf
+    hi = F[low].min() if np.any(low) else np.inf
+    if not np.isfinite(lo):
+        return float(hi)
+    if not np.isfinite(hi):
+        return float(lo)
+    return float(0.5 * (lo + hi))
+
+
+class SVC(ClassifierMixin, BaseEstimator):
+    r"""Two-class soft-margin support vector machine, trained by SMO on the dual.
+
+    Solves
+
+    .. math::
+
+        \max_\mu \sum_i\mu_i - \tfrac12\sum_{i,j}\mu_i\mu_j y_iy_j k(x_i,x_j)
+        \quad\text{s.t.}\quad 0\le\mu_i\le C,\ \sum_i y_i\mu_i = 0,
+
+    and classifies by the sign of
+    :math:`f(x) = \sum_i \mu_i y_i k(x_i, x) + \text{intercept}`.  The notes write
+    :math:`w^\top x - b`, so their :math:`b` is ``-intercept_``.  ``classes_[1]`` is the
+    positive class (:math:`y = +1`), as in scikit-learn, and ``dual_coef_`` and
+    ``intercept_`` follow scikit-learn's sign conventions, so the numbers can be
+    compared with ``sklearn.svm.SVC`` directly.  The hard-margin SVM is the limit of
+    large ``C`` on separable data.
+
+    The solver computes a row of the Gram matrix only when SMO first needs it.  With
+    at most ``cache_limit`` training points every computed row is kept (the Gram matrix
+    fills up lazily, and no kernel value is computed twice); beyond that a
+    least-recently-used cache of ``cache_size`` megabytes keeps the recent rows.  Pairs are chosen by the
+    second-order rule of Fan, Chen and Lin (2005); iteration stops when the maximal
+    KKT violation :math:`\max_{I_\text{up}} F - \min_{I_\text{low}} F` falls below ``tol``.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty on the slacks (the notes' :math:`\nu`), positive and finite.
+    kernel : {"rbf", "linear", "poly", "precomputed"} or callable, default="rbf"
+        A callable receives two vectors and returns a number.  With "precomputed",
+        ``X`` in ``fit`` is the (symmetric PSD) Gram matrix of the training points and
+        in ``predict`` the kernel values between test points (rows) and training points.
+    degree : int, default=3
+        Degree of the "poly" kernel :math:`(\gamma x^\top y + \text{coef0})^d`.
+    gamma : {"scale", "auto"} or float, default="scale"
+        RBF and polynomial scale: "scale" is ``1 / (n_features * X.var())``, "auto" is
+        ``1 / n_features``, as in scikit-learn.
+    coef0 : float, default=0.0
+        Offset of the "poly" kernel.
+    tol : float, default=1e-3
+        Stopping tolerance on the maximal violating pair.
+    max_iter : int, default=-1
+        Limit on SMO steps; -1 for none.
+    cache_limit : int, default=5000
+        Largest training set for which the full Gram matrix is precomputed.
+    cache_size : float, default=200
+        Row cache, in megabytes, for larger training sets.
+    record_objective : bool, default=False
+        Store the dual objective after every step in ``objective_history_``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    alpha_ : ndarray of shape (n_samples,)
+        The multipliers :math:`\mu_i` of every training point.
+    support_ : ndarray of int
+        Indices of the support vectors (:math:`\mu_i > 0`).
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        Empty for a precomputed kernel.
+    n_support_ : ndarray of shape (2,)
+        Support vectors per class.
+    dual_coef_ : ndarray of shape (1, n_SV)
+        :math:`y_i\mu_i` for the support vectors.
+    intercept_ : ndarray of shape (1,)
+    margin_ : float
+        Width :math:`2/\|w\|` of the margin band, with
+        :math:`\|w\|^2 = \sum_{ij}\mu_i\mu_jy_iy_jk(x_i,x_j)` (in feature space).
+    point_kind_ : ndarray of str, shape (n_samples,)
+        ``"non-support"`` (:math:`\mu_i = 0`, on or outside the margin),
+        ``"margin"`` (:math:`0 < \mu_i < C`, exactly on the margin) or
+        ``"margin-error"`` (:math:`\mu_i = C`, slack :math:`\xi_i \ge 0`: inside the
+        band, or misclassified when :math:`\xi_i > 1`).
+    slack_ : ndarray of shape (n_samples,)
+        :math:`\xi_i = \max(0, 1 - y_if(x_i))`.
+    dual_objective_ : float
+    n_iter_ : int
+        Number of SMO steps.
+    objective_history_ : list of float
+        Only with ``record_objective=True``.
+    coef_ : ndarray of shape (1, n_features)
+        The primal :math:`w = \sum_i\mu_iy_ix_i`; linear kernel only.
+
+    See the chapter "Support vector machines and kernels", sections "The dual problem"
+    and "Sequential minimal optimisation".
+    """
+
+    def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
+                 max_iter=-1, cache_limit=5000, cache_size=200, record_objective=False):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_limit = cache_limit
+        self.cache_size = cache_size
+        self.record_objective = record_objective
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    # ------------------------------------------------------------------ parameters
+
+    def _check_params(self, X):
+        C = self.C
+        if isinstance(C, bool) or not isinstance(C, (int, float, np.integer, np.floating)):
+            raise TypeError(f"C must be a real number, got {type(C).__name__}")
+        if not (np.isfinite(C) and C > 0):
+            raise ValueError(f"C must be a positive finite number, got {C}")
+        if not (isinstance(self.tol, (int, float, np.integer, np.floating)) and self.tol > 0):
+            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if not isinstance(self.max_iter, (int, np.integer)) or isinstance(self.max_iter, bool) \
+                or (self.max_iter < 1 and self.max_iter != -1):
+            raise ValueError(f"max_iter must be a positive integer or -1, got {self.max_iter!r}")
+        kernel = self.kernel
+        if not callable(kernel) and kernel not in ("linear", "poly", "rbf", "precomputed"):
+            raise ValueError(
+                f"kernel must be 'linear', 'poly', 'rbf', 'precomputed' or a callable, got {kernel!r}"
+            )
+        gamma = self.gamma
+        if kernel in ("poly", "rbf"):
+            if isinstance(gamma, str):
+                if gamma == "scale":
+                    var = X.var()
+                    gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+                elif gamma == "auto":
+                    gamma = 1.0 / X.shape[1]
+                else:
+                    raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+            elif isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)) \
+                    or not (np.isfinite(gamma) and gamma > 0):
+                raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+        self._gamma = float(gamma) if not isinstance(gamma, str) else None
+        return float(C)
+
+    def _kernel_params(self):
+        if self.kernel == "rbf":
+            return {"gamma": self._gamma}
+        if self.kernel == "poly":
+            return {"degree": self.degree, "coef0": self.coef0, "gamma": self._gamma}
+        return {}
+
+    def _kernel_to_support(self, X):
+        if self.kernel == "precomputed":
+            return X[:, self.support_]
+        return _k.gram_matrix(X, self.support_vectors_, self.kernel, **self._kernel_params())
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y):
+        """Fit the SVM to ``X`` (n_samples, n_features) and two-class labels ``y``.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(f"SVC needs two classes, got {self.classes_.size} class")
+        if self.classes_.size > 2:
+            raise ValueError(
+                "Only binary classification is supported: SVC is a two-class machine, "
+                f"got {self.classes_.size} classes (wrap it in "
+                "sklearn.multiclass.OneVsOneClassifier for more)"
+            )
+        C = self._check_params(X)
+        n = X.shape[0]
+        signs = np.where(y_idx == 1, 1.0, -1.0)
+        if self.kernel == "precomputed":
+            K = check_symmetric_psd(X, "the precomputed kernel matrix X")
+            if K.shape[0] != y.shape[0]:
+                raise ValueError("a precomputed kernel matrix must be square, n_samples x n_samples")
+            rows = _KernelRows(None, None, None, True, 0, precomputed=K)
+        else:
+            cache_rows = int(float(self.cache_size) * 2**20 / (8 * n))
+            rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
+        max_iter = self.max_iter if self.max_iter != -1 else max(10_000_000, 100 * n)
+        mu, F, n_iter, history = _smo(rows, signs, C, float(self.tol), max_iter, self.record_objective)
+        intercept = _intercept(mu, signs, F, C)
+
+        self.alpha_ = mu
+        self.support_ = np.flatnonzero(mu > 0)
+        self.support_vectors_ = (X[self.support_] if self.kernel != "precomputed"
+                                 else np.empty((0, 0)))
+        self.n_support_ = np.array([np.sum(signs[self.support_] < 0), np.sum(signs[self.support_] > 0)],
+                                   dtype=np.int32)
+        self.dual_coef_ = (mu * signs)[self.support_][None, :]
+        self.intercept_ = np.array([intercept])
+        # Q mu = 1 - y F, so mu'Q mu = sum(mu) - mu'(y F)
+        quad = float(mu.sum() - mu @ (signs * F))
+        self.dual_objective_ = float(mu.sum() - 0.5 * quad)
+        self.margin_ = 2.0 / math.sqrt(quad) if quad > 0 else np.inf
+        # y_i f(x_i) = y_i (y_i - F_i + intercept)
+        margins = 1.0 - signs * F + signs * intercept
+        self.slack_ = np.maximum(0.0, 1.0 - margins)
+        kind = np.full(n, "margin", dtype=object)
+        kind[mu == 0] = "non-support"
+        kind[mu == C] = "margin-error"
+        self.point_kind_ = kind.astype(str)
+        self.n_iter_ = int(n_iter)
+        if self.record_objective:
+            self.objective_history_ = history
+        return self
+
+    # ------------------------------------------------------------------ predict
+
+    @property
+    def coef_(self):
+        """The primal weight vector :math:`w = \\sum_i \\mu_i y_i x_i` (linear kernel only)."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when kernel='linear'")
+        check_is_fitted(self, "dual_coef_")
+        return self.dual_coef_ @ self.support_vectors_
+
+    def decision_function(self, X):
+        r"""Decision values :math:`f(x) = \sum_i \mu_i y_i k(x_i, x) + \text{intercept}`.
+
+        Positive values predict ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._kernel_to_support(X) @ self.dual_coef_[0] + self.intercept_[0]
+
+    def predict(self, X):
+        """The class of each row of ``X``: ``classes_[1]`` where the decision value is positive."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]

@@ -1,0 +1,242 @@
+"""The SMO-trained SVC (chapter 4), cross-checked against cvxpy and scikit-learn (libsvm).
+
+- the dual optimum equals an independent QP solve (cvxpy) to 1e-6 relative;
+- decision values, support sets, dual coefficients and intercepts agree with
+  ``sklearn.svm.SVC`` at the same C and kernel;
+- the KKT conditions hold at the solution and primal = dual for the linear kernel;
+- the hard margin is the large-C limit (checked against the cvxpy primal);
+- bad input is refused with a clear message.
+"""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+from sklearn.datasets import make_blobs, make_classification, make_moons
+from sklearn.svm import SVC as SkSVC
+
+from lecturelib import kernels
+from lecturelib.svm import SVC, dual_objective, kkt_violation, smo_pair_update
+
+
+def noisy_blobs(n=80, seed=0):
+    X, y = make_blobs(n_samples=n, centers=[[-1, -1], [1, 1]], cluster_std=1.0, random_state=seed)
+    return X, y
+
+
+def moons(n=120, seed=0):
+    return make_moons(n_samples=n, noise=0.2, random_state=seed)
+
+
+def signs(y):
+    return np.where(y == np.unique(y)[1], 1.0, -1.0)
+
+
+def cvxpy_dual(K, y, C):
+    """max 1'mu - 1/2 |L'(y*mu)|^2, 0 <= mu <= C, y'mu = 0, with K = L L'."""
+    w, V = np.linalg.eigh(K)
+    L = V * np.sqrt(np.clip(w, 0, None))
+    mu = cp.Variable(len(y))
+    prob = cp.Problem(cp.Maximize(cp.sum(mu) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, mu))),
+                      [mu >= 0, mu <= C, y @ mu == 0])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return prob.value, mu.value
+
+
+CASES = [
+    ("linear", {}, noisy_blobs, 1.0),
+    ("linear", {}, noisy_blobs, 0.05),
+    ("rbf", {"gamma": 0.5}, moons, 1.0),
+    ("rbf", {"gamma": 2.0}, moons, 10.0),
+    ("poly", {"degree": 2, "coef0": 1.0, "gamma": 1.0}, moons, 0.5),
+]
+IDS = [f"{k}-C{C}" for k, _, _, C in CASES]
+
+
+def kernel_matrix(kernel, params, X):
+    return kernels.gram_matrix(X, kernel=kernel, **params)
+
+
+@pytest.mark.parametrize("kernel, params, data, C", CASES, ids=IDS)
+def test_dual_objective_matches_cvxpy(kernel, params, data, C):
+    X, y = data()
+    model = SVC(C=C, kernel=kernel, tol=1e-8, **params).fit(X, y)
+    K = kernel_matrix(kernel, params, X)
+    ref, _ = cvxpy_dual(K, signs(y), C)
+    assert model.dual_objective_ == pytest.approx(ref, rel=1e-6)
+    assert dual_objective(model.alpha_, signs(y), K) == pytest.approx(ref, rel=1e-6)
+
+
+@pytest.mark.parametrize("kernel, params, data, C", CASES, ids=IDS)
+def test_agrees_with_libsvm(kernel, params, data, C):
+    X, y = data()
+    ours = SVC(C=C, kernel=kernel, tol=1e-8, **params).fit(X, y)
+    ref = SkSVC(C=C, kernel=kernel, tol=1e-8, **params).fit(X, y)
+    Xt = np.random.default_rng(1).normal(size=(50, 2)) * 1.5
+    scale = max(1.0, np.abs(ref.decision_function(Xt)).max())
+    np.testing.assert_allclose(ours.decision_function(Xt), ref.decision_function(Xt), atol=1e-5 * scale)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    # the support sets agree except possibly for multipliers at round-off level
+    big = ours.support_[ours.alpha_[ours.support_] > 1e-6 * C]
+    assert set(big) <= set(ref.support_)
+    full = np.zeros(len(y))
+    full[ref.support_] = ref.dual_coef_[0]
+    np.testing.assert_allclose(ours.alpha_ * signs(y), full, atol=1e-5 * C)
+    assert ours.intercept_[0] == pytest.approx(ref.intercept_[0], abs=1e-4 * scale)
+
+
+def test_sklearn_toy_example():
+    # scikit-learn's own test (test_libsvm_parameters): a closed-form answer
+    X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+    y = np.array([1, 1, 1, 2, 2, 2])
+    model = SVC(kernel="linear", tol=1e-10).fit(X, y)
+    np.testing.assert_allclose(model.dual_coef_, [[-0.25, 0.25]], atol=1e-9)
+    np.testing.assert_array_equal(model.support_, [1, 3])
+    np.testing.assert_allclose(model.intercept_, [0.0], atol=1e-9)
+    np.testing.assert_array_equal(model.predict(X), y)
+    # w = (0.5, 0.5): margin width 2/|w| = 2 sqrt(2), the distance between (-1,-1) and (1,1)
+    np.testing.assert_allclose(model.coef_, [[0.5, 0.5]], atol=1e-9)
+    assert model.margin_ == pytest.approx(2 * np.sqrt(2), rel=1e-9)
+
+
+@pytest.mark.parametrize("kernel, params, data, C", CASES, ids=IDS)
+def test_kkt_conditions_hold(kernel, params, data, C):
+    X, y = data()
+    model = SVC(C=C, kernel=kernel, tol=1e-8, **params).fit(X, y)
+    K = kernel_matrix(kernel, params, X)
+    ys = signs(y)
+    assert kkt_violation(model.alpha_, ys, K, C, model.intercept_[0]) < 1e-6
+    # the same conditions, read off the three kinds of point
+    f = model.decision_function(X)
+    m = ys * f
+    kind = model.point_kind_
+    assert np.all(m[kind == "non-support"] >= 1 - 1e-6)
+    np.testing.assert_allclose(m[kind == "margin"], 1.0, atol=1e-6)
+    assert np.all(m[kind == "margin-error"] <= 1 + 1e-6)
+    np.testing.assert_allclose(model.slack_, np.maximum(0, 1 - m), atol=1e-9)
+    assert np.all(model.slack_[kind != "margin-error"] < 1e-6)
+    assert abs(ys @ model.alpha_) < 1e-9 * C * len(y)
+    assert np.all((model.alpha_ >= 0) & (model.alpha_ <= C))
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_linear_primal_equals_dual(C):
+    X, y = noisy_blobs(seed=3)
+    model = SVC(C=C, kernel="linear", tol=1e-9).fit(X, y)
+    w = model.coef_[0]
+    primal = 0.5 * w @ w + C * model.slack_.sum()
+    assert primal == pytest.approx(model.dual_objective_, rel=1e-6)
+    # w = sum_i mu_i y_i x_i (eq. 4.4) and sum_i mu_i y_i = 0 (eq. 4.5)
+    np.testing.assert_allclose(w, (model.alpha_ * signs(y)) @ X, rtol=1e-12)
+    # the cvxpy primal gives the same hyperplane
+    wv, bv, xi = cp.Variable(2), cp.Variable(), cp.Variable(len(y))
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wv) + C * cp.sum(xi)),
+               [cp.multiply(signs(y), X @ wv - bv) >= 1 - xi, xi >= 0]).solve(solver=cp.CLARABEL)
+    np.testing.assert_allclose(w, wv.value, atol=1e-4)
+    assert -model.intercept_[0] == pytest.approx(bv.value, abs=1e-3)
+
+
+def test_hard_margin_is_the_large_C_limit():
+    X, y = make_blobs(n_samples=40, centers=[[-2, -2], [2, 2]], cluster_std=0.8, random_state=2)
+    wv, bv = cp.Variable(2), cp.Variable()
+    cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wv)),
+               [cp.multiply(signs(y), X @ wv - bv) >= 1]).solve(solver=cp.CLARABEL)
+    model = SVC(C=1e6, kernel="linear", tol=1e-9).fit(X, y)
+    np.testing.assert_allclose(model.coef_[0], wv.value, rtol=1e-5, atol=1e-6)
+    assert model.margin_ == pytest.approx(2 / np.linalg.norm(wv.value), rel=1e-5)
+    assert model.slack_.max() < 1e-6
+    assert set(model.point_kind_) <= {"non-support", "margin"}
+    # geometric margin: the closest points are at distance margin_/2 from the hyperplane
+    dist = signs(y) * model.decision_function(X) / np.linalg.norm(model.coef_)
+    assert dist.min() == pytest.approx(model.margin_ / 2, rel=1e-5)
+
+
+def test_precomputed_callable_and_row_cache_agree():
+    X, y = moons(90, seed=5)
+    ref = SVC(C=2.0, kernel="rbf", gamma=1.5, tol=1e-8).fit(X, y)
+    Xt = np.random.default_rng(2).normal(size=(20, 2))
+    pre = SVC(C=2.0, kernel="precomputed", tol=1e-8).fit(kernels.rbf_kernel(X, gamma=1.5), y)
+    np.testing.assert_allclose(pre.decision_function(kernels.rbf_kernel(Xt, X, gamma=1.5)),
+                               ref.decision_function(Xt), atol=1e-9)
+    cal = SVC(C=2.0, kernel=lambda a, b: np.exp(-1.5 * np.sum((a - b) ** 2)), tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(cal.decision_function(Xt), ref.decision_function(Xt), atol=1e-9)
+    lru = SVC(C=2.0, kernel="rbf", gamma=1.5, tol=1e-8, cache_limit=0, cache_size=0.01).fit(X, y)
+    np.testing.assert_allclose(lru.decision_function(Xt), ref.decision_function(Xt), atol=1e-12)
+
+
+def test_gamma_scale_matches_sklearn_and_labels_are_kept():
+    X, y = make_classification(n_samples=150, n_features=5, random_state=0)
+    labels = np.array(["no", "yes"])[y]
+    ours = SVC().fit(X, labels)
+    ref = SkSVC().fit(X, labels)
+    assert list(ours.classes_) == ["no", "yes"]
+    assert np.mean(ours.predict(X) == ref.predict(X)) > 0.99
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=5e-3)
+    np.testing.assert_array_equal(ours.n_support_, ref.n_support_)
+
+
+def test_objective_increases_at_every_step():
+    X, y = moons(60)
+    model = SVC(C=1.0, kernel="rbf", gamma=1.0, record_objective=True).fit(X, y)
+    h = np.array(model.objective_history_)
+    assert len(h) == model.n_iter_ and np.all(np.diff(h) >= -1e-12)
+    assert h[-1] == pytest.approx(model.dual_objective_, rel=1e-12)
+
+
+def test_smo_pair_update_is_the_exact_line_maximum():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(10, 2))
+    y = np.where(rng.random(10) < 0.5, -1.0, 1.0)
+    K = kernels.rbf_kernel(X, gamma=0.7)
+    C = 1.0
+    for trial in range(20):
+        mu = rng.uniform(0, C, 10)
+        mu -= y * (y @ mu) / 10  # move to the hyperplane y'mu = 0 ...
+        if np.any(mu < 0) or np.any(mu > C):
+            continue  # ... and keep only feasible starts
+        i, j = rng.choice(10, 2, replace=False)
+        f = K @ (mu * y)
+        E = f - y
+        ni, nj = smo_pair_update(mu[i], mu[j], y[i], y[j], E[i], E[j], K[i, i], K[j, j], K[i, j], C)
+        assert y[i] * ni + y[j] * nj == pytest.approx(y[i] * mu[i] + y[j] * mu[j], abs=1e-12)
+        assert -1e-12 <= ni <= C + 1e-12 and -1e-12 <= nj <= C + 1e-12
+
+        def along(t):
+            m = mu.copy()
+            m[j] = t
+            m[i] = mu[i] + y[i] * y[j] * (mu[j] - t)
+            return -dual_objective(m, y, K)
+
+        if y[i] == y[j]:
+            lo, hi = max(0, mu[i] + mu[j] - C), min(C, mu[i] + mu[j])
+        else:
+            lo, hi = max(0, mu[j] - mu[i]), min(C, C + mu[j] - mu[i])
+        best = minimize_scalar(along, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+        assert -along(nj) >= -best.fun - 1e-9
+
+
+# ----------------------------------------------------------------------------- bad input
+
+X_OK, Y_OK = noisy_blobs(30)
+
+
+@pytest.mark.parametrize("thunk, exc, pattern", [
+    (lambda: SVC().fit(X_OK, np.zeros(30)), ValueError, "two classes"),
+    (lambda: SVC().fit(X_OK, np.arange(30) % 3), ValueError, "two-class machine, got 3 classes"),
+    (lambda: SVC().fit(np.where(X_OK > 1.5, np.nan, X_OK), Y_OK), ValueError, "NaN"),
+    (lambda: SVC(kernel="precomputed").fit(kernels.sigmoid_kernel(X_OK), Y_OK), ValueError,
+     "not positive semi-definite"),
+    (lambda: SVC(kernel="precomputed").fit(np.ones((30, 2)), Y_OK), ValueError, "square"),
+    (lambda: SVC(C=-1.0).fit(X_OK, Y_OK), ValueError, "C must be"),
+    (lambda: SVC(C=np.inf).fit(X_OK, Y_OK), ValueError, "C must be"),
+    (lambda: SVC(gamma="wide").fit(X_OK, Y_OK), ValueError, "gamma"),
+    (lambda: SVC(kernel="cosine").fit(X_OK, Y_OK), ValueError, "kernel must be"),
+    (lambda: SVC(tol=0).fit(X_OK, Y_OK), ValueError, "tol"),
+    (lambda: SVC().fit(X_OK, Y_OK).predict(X_OK[:, :1]), ValueError, "features"),
+    (lambda: SVC(kernel="rbf").fit(X_OK, Y_OK).coef_, AttributeError, "linear"),
+])
+def test_bad_input(thunk, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        thunk()
