@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, kernels, svm
+from lecturelib import bayes, clustering, kernels, svm
 
 NAN = np.nan
 INF = np.inf
@@ -87,6 +87,25 @@ CASES = [
     ("svm.SVC non-PSD precomputed", fit(svm.SVC(kernel="precomputed"), kernels.sigmoid_kernel(X_OK), Y_OK), ValueError, "not positive semi-definite"),
     ("svm.SVC negative C", fit(svm.SVC(C=-1.0), X_OK, Y_OK), ValueError, "C must be"),
     ("svm.SVC predict wrong width", lambda: svm.SVC().fit(X_OK, Y_OK).predict(X_OK[:, :2]), ValueError, "features"),
+    # ---------------------------------------------------------------- clustering
+    ("clustering.KMeans k larger than n", fit(clustering.KMeans(n_clusters=30), X_OK), ValueError,
+     "should be >= n_clusters"),
+    ("clustering.KMeans nan", fit(clustering.KMeans(n_clusters=2), np.where(X_OK > 1, NAN, X_OK)),
+     ValueError, "NaN"),
+    ("clustering.KMeans empty", fit(clustering.KMeans(n_clusters=2), X_OK[:0]), ValueError, "0 sample"),
+    ("clustering.SpectralClustering k larger than n", fit(clustering.SpectralClustering(n_clusters=30), X_OK),
+     ValueError, "should be >= n_clusters"),
+    ("clustering.KernelKMeans non-PSD kernel",
+     fit(clustering.KernelKMeans(n_clusters=2, kernel="precomputed"), -np.eye(20)), ValueError,
+     "not positive semi-definite"),
+    ("clustering.doubly_stochastic negative", lambda: clustering.doubly_stochastic([[1.0, -1.0], [-1.0, 1.0]]),
+     ValueError, "negative"),
+    ("clustering.doubly_stochastic isolated point", lambda: clustering.doubly_stochastic([[0.0, 0.0], [0.0, 1.0]]),
+     ValueError, "isolated"),
+    ("clustering.ratio_cut_matrix not square", lambda: clustering.ratio_cut_matrix(np.ones((2, 3))),
+     ValueError, "square"),
+    ("clustering.normalized_cut_matrix not symmetric",
+     lambda: clustering.normalized_cut_matrix([[1.0, 2.0], [0.0, 1.0]]), ValueError, "symmetric"),
 ]
 
 
