@@ -26,7 +26,9 @@ def data():
 
 
 # Estimators whose fit does not take (X, y) or (X,): "module.Class" -> (X, y) -> fit args.
-FIT_ARGS = {}
+FIT_ARGS = {
+    "em.MultinomialMixture": lambda X, y: (np.abs(X),),  # counts must be non-negative
+}
 
 
 def fit_args(key, cls, X, y):

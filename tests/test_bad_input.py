@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, kernels, svm
+from lecturelib import bayes, clustering, em, kernels, maxent, svm
 
 NAN = np.nan
 INF = np.inf
@@ -106,6 +106,26 @@ CASES = [
      ValueError, "square"),
     ("clustering.normalized_cut_matrix not symmetric",
      lambda: clustering.normalized_cut_matrix([[1.0, 2.0], [0.0, 1.0]]), ValueError, "symmetric"),
+    # ---------------------------------------------------------------- maxent
+    ("maxent.entropy not summing to 1", lambda: maxent.entropy([0.5, 0.6]), ValueError, "sum to 1"),
+    ("maxent.relative_entropy negative", lambda: maxent.relative_entropy([1, -2], [1, 2]), ValueError, "negative"),
+    ("maxent.relative_entropy lengths", lambda: maxent.relative_entropy([1, 2], [1, 2, 3]), ValueError, "same length"),
+    ("maxent.relative_entropy nan", lambda: maxent.relative_entropy([1, NAN], [1, 2]), ValueError, "NaN"),
+    ("maxent.maxent_distribution unattainable", lambda: maxent.maxent_distribution(np.arange(1, 7), [7.0]),
+     ValueError, "not attainable"),
+    ("maxent.maxent_distribution prior length", lambda: maxent.maxent_distribution(np.arange(1, 7), [4.2], prior=[0.5, 0.5]),
+     ValueError, "one entry per outcome"),
+    ("maxent.GibbsModel one sample", fit(maxent.GibbsModel(), [[1.0]]), ValueError, "at least 2 samples"),
+    ("maxent.GibbsModel inf", fit(maxent.GibbsModel(), np.where(X_OK > 1, INF, X_OK)), ValueError, "infinity"),
+    # ---------------------------------------------------------------- em
+    ("em.GaussianMixture nan", fit(em.GaussianMixture(), np.where(X_OK > 1, NAN, X_OK)), ValueError, "NaN"),
+    ("em.GaussianMixture k > n", fit(em.GaussianMixture(30), X_OK), ValueError, "larger than the number of samples"),
+    ("em.GaussianMixture covariance_type", fit(em.GaussianMixture(covariance_type="tied"), X_OK), ValueError, "covariance_type"),
+    ("em.GaussianMixture non-PD covariances_init",
+     fit(em.GaussianMixture(covariances_init=np.stack([-np.eye(3)] * 2)), X_OK), ValueError, "not positive definite"),
+    ("em.BernoulliMixture not 0/1", fit(em.BernoulliMixture(), X_OK), ValueError, "only 0 and 1"),
+    ("em.MultinomialMixture negative", fit(em.MultinomialMixture(), X_OK), ValueError, "Negative values"),
+    ("em.MultinomialMixture empty", fit(em.MultinomialMixture(), X_OK[:0]), ValueError, "0 sample"),
 ]
 
 

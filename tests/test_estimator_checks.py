@@ -35,7 +35,12 @@ def estimator_classes():
 
 
 # Constructor arguments used for the checks (keys: "module.Class").
-PARAMS: dict[str, dict] = {}
+PARAMS: dict[str, dict] = {
+    # The checks feed real-valued data; binarize at 0 as scikit-learn's BernoulliNB does.
+    "em.BernoulliMixture": {"binarize": 0.0},
+    # A random start, so that the seed matters on the well-separated blobs of the tests.
+    "em.GaussianMixture": {"n_components": 3, "init_params": "random"},
+}
 
 # "module.Class" -> {check name: reason}.  Keep this short; every entry needs a reason.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {}
