@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, em, kernels, maxent, svm
+from lecturelib import bayes, clustering, em, hpca, kernels, maxent, subspace, svm
 
 NAN = np.nan
 INF = np.inf
@@ -126,6 +126,39 @@ CASES = [
     ("em.BernoulliMixture not 0/1", fit(em.BernoulliMixture(), X_OK), ValueError, "only 0 and 1"),
     ("em.MultinomialMixture negative", fit(em.MultinomialMixture(), X_OK), ValueError, "Negative values"),
     ("em.MultinomialMixture empty", fit(em.MultinomialMixture(), X_OK[:0]), ValueError, "0 sample"),
+    # ---------------------------------------------------------------- subspace
+    ("subspace.IncompleteCholesky negative diagonal", fit(subspace.IncompleteCholesky(), -np.eye(5)),
+     ValueError, "not positive semi-definite"),
+    ("subspace.IncompleteCholesky non-PSD", fit(subspace.IncompleteCholesky(), [[1.0, 2.0], [2.0, 1.0]]),
+     ValueError, "not positive semi-definite"),
+    ("subspace.IncompleteCholesky not square", fit(subspace.IncompleteCholesky(), np.ones((3, 4))),
+     ValueError, "square"),
+    ("subspace.IncompleteCholesky nan", fit(subspace.IncompleteCholesky(), np.full((3, 3), NAN)),
+     ValueError, "NaN"),
+    ("subspace.IncompleteCholesky max_rank 0", fit(subspace.IncompleteCholesky(max_rank=0), X_OK @ X_OK.T),
+     ValueError, "max_rank"),
+    ("subspace.kernel_pca_residual_bound k larger than n",
+     lambda: subspace.kernel_pca_residual_bound(X_OK @ X_OK.T, 30), ValueError, "larger than the sample size"),
+    ("subspace.kernel_pca_residual_bound delta", lambda: subspace.kernel_pca_residual_bound(X_OK @ X_OK.T, 2, delta=1.5),
+     ValueError, "delta"),
+    ("subspace.kernel_pca_residual_bound non-PSD", lambda: subspace.kernel_pca_residual_bound(-np.eye(4), 1),
+     ValueError, "not positive semi-definite"),
+    ("subspace.eigenvalue_bounds not square", lambda: subspace.eigenvalue_bounds(np.ones((3, 4)), [1]),
+     ValueError, "square"),
+    ("subspace.SVM2K one class", fit(subspace.SVM2K(views=[[0], [1, 2]]), X_OK, np.zeros(20)), ValueError, "1 class"),
+    ("subspace.SVM2K nan", fit(subspace.SVM2K(views=[[0], [1, 2]]), np.where(X_OK > 1, NAN, X_OK), Y_OK),
+     ValueError, "NaN"),
+    ("subspace.SVM2K bad view", fit(subspace.SVM2K(views=[[0], [5]]), X_OK, Y_OK), ValueError, "view"),
+    # ---------------------------------------------------------------- hpca
+    ("hpca.HyperbolicPCA one class", fit(hpca.HyperbolicPCA(), X_OK, np.zeros(20)), ValueError, "two classes"),
+    ("hpca.HyperbolicPCA k larger than rank", fit(hpca.HyperbolicPCA(n_components=10), X_OK, Y_OK),
+     ValueError, "larger than the rank"),
+    ("hpca.HyperbolicPCA nan", fit(hpca.HyperbolicPCA(), np.where(X_OK > 1, NAN, X_OK), Y_OK), ValueError, "NaN"),
+    ("hpca.hpca_bound delta", lambda: hpca.hpca_bound(100, 2, 0.5, delta=0), ValueError, "delta"),
+    ("hpca.hpca_bound no samples", lambda: hpca.hpca_bound(0, 2, 0.5), ValueError, "m must be"),
+    ("hpca.empirical_margin_risk mismatched",
+     lambda: hpca.empirical_margin_risk(np.ones(3), np.ones(4, bool), 1.0, 0.5), ValueError, "shape"),
+    ("hpca.one_shot_nn_error mismatched", lambda: hpca.one_shot_nn_error(X_OK, Y_OK[:5]), ValueError, "one label per row"),
 ]
 
 

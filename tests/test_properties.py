@@ -9,7 +9,9 @@ from hypothesis.extra.numpy import arrays
 
 from lecturelib import bayes
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomize: the same examples on every run, so a CI failure can be reproduced.
+SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 def prob_vectors(min_size=2, max_size=6):
@@ -46,5 +48,5 @@ def test_joint_table_conditionals_are_distributions(counts):
 @SETTINGS
 @given(post=prob_vectors())
 def test_zero_one_risk_decision_is_map(post):
-    k = post.size
-    assert bayes.bayes_risk_decision(post, 1 - np.eye(k)) == int(np.argmax(post))
+    decision = bayes.bayes_risk_decision(post, 1 - np.eye(post.size))
+    assert post[decision] >= post.max() - 1e-12  # a MAP class (ties may go either way)

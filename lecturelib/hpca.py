@@ -1,0 +1,512 @@
+r"""Hyperbolic PCA: learning a subspace from equivalence constraints, and its bound.
+
+See the chapter "Hyperbolic PCA" (``chapters/11-hpca.ipynb``), which follows A. Maurer,
+"Generalization bounds for subspace selection and hyperbolic PCA".
+
+An equivalence constraint is a triple :math:`(x, x', r)` with :math:`r=1` when the two
+points are of the same type and :math:`r=-1` otherwise.  With weights
+:math:`\eta_{-1} > 0` (negative pairs) and :math:`\eta_{+1} < 0` (positive pairs) the
+empirical operator is
+
+.. math:: \hat T = \frac1m\sum_{i=1}^m \eta_{r_i}\,(x_i - x_i')(x_i - x_i')^\top ,
+
+and hyperbolic PCA projects onto the eigenvectors of its ``d`` largest eigenvalues: it
+pushes different pairs apart and pulls equal pairs together.  :math:`\hat T` is
+indefinite, so its quadratic form has hyperboloids as level sets.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import as_float_array, check_in_open_interval, check_positive_int
+
+__all__ = [
+    "hpca_weights",
+    "HyperbolicPCA",
+    "margin_loss",
+    "empirical_margin_risk",
+    "balanced_pair_risk",
+    "best_threshold",
+    "hpca_bound",
+    "operator_bound",
+    "one_shot_nn_error",
+]
+
+
+def hpca_weights(c, gamma):
+    r"""The weights that make the HPCA objective dominate the margin risk.
+
+    .. math:: \eta_{-1} = \min\Big\{\frac1{1-c^2}, \frac1\gamma\Big\},\qquad
+              \eta_{+1} = -\min\Big\{\frac1{c^2}, \frac1\gamma\Big\}.
+
+    Parameters
+    ----------
+    c : float in (0, 1)
+        Distance threshold.
+    gamma : float > 0
+        Margin.
+
+    Returns
+    -------
+    (eta_neg, eta_pos) : tuple of float
+
+    See the chapter "Hyperbolic PCA", section "From the bound to an eigenproblem".
+    """
+    c = check_in_open_interval(c, "c", 0.0, 1.0)
+    gamma = _check_positive(gamma, "gamma")
+    return min(1 / (1 - c**2), 1 / gamma), -min(1 / c**2, 1 / gamma)
+
+
+def _check_positive(x, name):
+    if isinstance(x, bool) or not isinstance(x, Real) or not x > 0 or not math.isfinite(x):
+        raise ValueError(f"{name} must be a positive number, got {x!r}")
+    return float(x)
+
+
+def _psd_sqrt_solve(G, B, tol):
+    """Eigenvectors of G A G g = lam G g through M = G^{1/2} A G^{1/2} (B = A)."""
+    lam, V = np.linalg.eigh(G)
+    keep = lam > tol * max(1.0, lam.max())
+    V, lam = V[:, keep], lam[keep]
+    half = V * np.sqrt(lam)  # G^{1/2} restricted to the range of G (m x r)
+    M = half.T @ B @ half
+    M = 0.5 * (M + M.T)
+    mu, W = np.linalg.eigh(M)
+    order = np.argsort(mu)[::-1]
+    mu, W = mu[order], W[:, order]
+    coef = (V / np.sqrt(lam)) @ W  # G^{-1/2} beta, so that coef' G coef = 1
+    return mu, coef
+
+
+class HyperbolicPCA(TransformerMixin, BaseEstimator):
+    r"""Hyperbolic PCA (Maurer): a projection learned from equivalence constraints.
+
+    ``fit(X, y)`` uses all ordered pairs :math:`i\ne j` of a labelled sample,
+
+    .. math:: \hat T = \sum_{i\ne j} a_{ij}(x_i - x_j)(x_i - x_j)^\top = X^\top A X,\qquad
+              A = 2\big(\operatorname{diag}(a\mathbf 1) - a\big),
+
+    with :math:`a_{ij} = \eta_{r_{ij}}/m^2`, or, when ``balanced``,
+    :math:`a_{ij} = \eta_{r_{ij}}/(2N_{r_{ij}})` where :math:`N_{\pm1}` counts the
+    ordered pairs of each kind (the positive and negative constraints get equal total
+    weight, as in the paper's experiments).  ``fit_pairs(pairs, same)`` uses a list of
+    pairs, :math:`\hat T = \frac1m\sum_i\eta_{r_i}(x_i-x_i')(x_i-x_i')^\top` (balanced:
+    :math:`1/(2N_\pm)` in place of :math:`1/m`).
+
+    With a kernel the directions are :math:`w = \sum_k g_k\phi(z_k)` and the
+    generalised eigenproblem :math:`GAG\,g = \lambda G g` is solved stably through
+    :math:`G^{1/2}AG^{1/2}` (for pairs: :math:`\Gamma D\Gamma\alpha = \lambda\Gamma\alpha`
+    with :math:`\Gamma` the Gram matrix of the differences).  Without a kernel the
+    ``d x d`` operator is diagonalised directly.
+
+    Signs are fixed so that, on the training points, the projection of largest absolute
+    value is positive in every component.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension ``d`` of the subspace.
+    kernel : {None, "linear", "poly", "rbf", "cosine", "sigmoid"}, default=None
+        ``None`` works in input space.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    eta_neg : float > 0, default=1.0
+        Weight :math:`\eta_{-1}` of the negative (different-type) pairs.
+    eta_pos : float < 0, default=-1.0
+        Weight :math:`\eta_{+1}` of the positive (same-type) pairs.
+    balanced : bool, default=True
+    tol : float, default=1e-10
+        Relative eigenvalue below which the Gram matrix is treated as singular.
+
+    Attributes
+    ----------
+    eigenvalues_ : ndarray of shape (n_components,)
+        Largest eigenvalues of :math:`\hat T`, descending (may be negative).
+    all_eigenvalues_ : ndarray
+        Every (non-trivial) eigenvalue of :math:`\hat T`, descending.
+    components_ : ndarray of shape (n_components, n_features)
+        Orthonormal primal directions (only when ``kernel=None``).
+    pair_matrix_ : ndarray of shape (m, m)
+        The matrix :math:`A` of ``fit`` (all-pairs form).
+    dual_coef_ : ndarray of shape (n_anchor, n_components)
+        Kernel version: ``transform(X) = (K(X, anchors) - K(X, anchors2)) @ dual_coef_``
+        (``anchors2`` is empty for ``fit``).
+
+    See the chapter "Hyperbolic PCA".
+    """
+
+    def __init__(self, n_components=2, kernel=None, gamma=None, degree=3, coef0=1.0,
+                 eta_neg=1.0, eta_pos=-1.0, balanced=True, tol=1e-10):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.eta_neg = eta_neg
+        self.eta_pos = eta_pos
+        self.balanced = balanced
+        self.tol = tol
+
+    # -- helpers
+    def _check_params(self):
+        if not (self.kernel is None or self.kernel in ("linear", "poly", "rbf", "cosine", "sigmoid")):
+            raise ValueError(f"kernel must be None or a scikit-learn kernel name, got {self.kernel!r}")
+        if not (isinstance(self.eta_neg, Real) and self.eta_neg > 0):
+            raise ValueError(f"eta_neg must be a positive number, got {self.eta_neg!r}")
+        if not (isinstance(self.eta_pos, Real) and self.eta_pos < 0):
+            raise ValueError(f"eta_pos must be a negative number, got {self.eta_pos!r}")
+
+    def _kernel(self, A, B):
+        params = {}
+        if self.kernel in ("poly", "rbf", "sigmoid") and self.gamma is not None:
+            params["gamma"] = self.gamma
+        if self.kernel == "poly":
+            params["degree"] = self.degree
+        if self.kernel in ("poly", "sigmoid"):
+            params["coef0"] = self.coef0
+        return pairwise_kernels(A, B, metric=self.kernel, **params)
+
+    def _pair_weights(self, same):
+        n_pos, n_neg = int(same.sum()), int((~same).sum())
+        if self.balanced:
+            if n_pos == 0 or n_neg == 0:
+                raise ValueError("balanced weighting needs both positive and negative pairs")
+            return np.where(same, self.eta_pos / (2 * n_pos), self.eta_neg / (2 * n_neg))
+        return np.where(same, self.eta_pos, self.eta_neg) / same.size
+
+    def _finish(self, mu):
+        d = check_positive_int(self.n_components, "n_components", upper=mu.size,
+                               upper_name="the rank of the problem")
+        self.all_eigenvalues_ = mu
+        self.eigenvalues_ = mu[:d].copy()
+        return d
+
+    def _fix_signs(self, Z):
+        idx = np.argmax(np.abs(Z), axis=0)
+        return np.sign(Z[idx, np.arange(Z.shape[1])]) + (Z[idx, np.arange(Z.shape[1])] == 0)
+
+    # -- fitting
+    def fit(self, X, y):
+        """Fit from a labelled sample, using every ordered pair of distinct points.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_features)
+        y : array_like of shape (m,)
+            Labels; pairs with equal labels are positive constraints.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError(f"HyperbolicPCA needs at least two classes, got {classes.size} class")
+        m = X.shape[0]
+        same = y[:, None] == y[None, :]
+        off = ~np.eye(m, dtype=bool)
+        if self.balanced:
+            n_pos, n_neg = int((same & off).sum()), int((~same).sum())
+            if n_pos == 0:
+                raise ValueError("no two points share a label: there are no positive pairs")
+            a = np.where(same, self.eta_pos / (2 * n_pos), self.eta_neg / (2 * n_neg))
+        else:
+            a = np.where(same, self.eta_pos, self.eta_neg) / m**2
+        a[~off] = 0.0
+        A = 2.0 * (np.diag(a.sum(axis=1)) - a)
+        self.pair_matrix_ = A
+        if self.kernel is None:
+            T = X.T @ A @ X
+            mu, V = np.linalg.eigh(0.5 * (T + T.T))
+            order = np.argsort(mu)[::-1]
+            mu, V = mu[order], V[:, order]
+            d = self._finish(mu)
+            W = V[:, :d].T
+            W *= self._fix_signs(X @ W.T)[:, None]
+            self.components_ = W
+        else:
+            G = self._kernel(X, X)
+            mu, coef = _psd_sqrt_solve(G, A, self.tol)
+            d = self._finish(mu)
+            coef = coef[:, :d]
+            coef *= self._fix_signs(G @ coef)
+            self.dual_coef_ = coef
+            self.anchors_ = X
+            self.anchors2_ = None
+        return self
+
+    def fit_pairs(self, pairs, same):
+        """Fit from a list of equivalence constraints.
+
+        Parameters
+        ----------
+        pairs : array_like of shape (m, 2, n_features)
+            ``pairs[i, 0]`` and ``pairs[i, 1]`` are the two points of constraint ``i``.
+        same : array_like of shape (m,)
+            True (or 1) where the two points are of the same type, False (or -1, 0)
+            otherwise.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        P = as_float_array(pairs, "pairs", ndim=3)
+        if P.shape[1] != 2:
+            raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
+        s = np.asarray(same)
+        if s.shape != (P.shape[0],):
+            raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
+        if s.dtype != bool:
+            vals = set(np.unique(s).tolist())
+            if not vals <= {-1, 0, 1}:
+                raise ValueError("same must be boolean or take values in {-1, 0, 1}")
+            s = s == 1
+        X1, X2 = P[:, 0], P[:, 1]
+        self.n_features_in_ = P.shape[2]
+        w = self._pair_weights(s)
+        if self.kernel is None:
+            Dlt = X1 - X2
+            T = (Dlt * w[:, None]).T @ Dlt
+            mu, V = np.linalg.eigh(0.5 * (T + T.T))
+            order = np.argsort(mu)[::-1]
+            mu, V = mu[order], V[:, order]
+            d = self._finish(mu)
+            W = V[:, :d].T
+            W *= self._fix_signs(np.vstack([X1, X2]) @ W.T)[:, None]
+            self.components_ = W
+        else:
+            Gam = self._kernel(X1, X1) - self._kernel(X1, X2) - self._kernel(X2, X1) + self._kernel(X2, X2)
+            Gam = 0.5 * (Gam + Gam.T)
+            mu, coef = _psd_sqrt_solve(Gam, np.diag(w), self.tol)
+            d = self._finish(mu)
+            coef = coef[:, :d]
+            self.dual_coef_ = coef
+            self.anchors_, self.anchors2_ = X1, X2
+            Z = self._dual_transform(np.vstack([X1, X2]))
+            self.dual_coef_ = coef * self._fix_signs(Z)
+        return self
+
+    def _dual_transform(self, X):
+        Kx = self._kernel(X, self.anchors_)
+        if self.anchors2_ is not None:
+            Kx = Kx - self._kernel(X, self.anchors2_)
+        return Kx @ self.dual_coef_
+
+    def transform(self, X):
+        """Coordinates of ``X`` in the learned subspace, shape (n, n_components)."""
+        check_is_fitted(self, "eigenvalues_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.kernel is None:
+            return X @ self.components_.T
+        return self._dual_transform(X)
+
+
+# ----------------------------------------------------------------------------- risks
+
+
+def margin_loss(t, gamma):
+    r"""The margin function :math:`f_\gamma(t)`: 1 for :math:`t\le0`, :math:`1-t/\gamma` on
+    :math:`(0,\gamma)`, 0 for :math:`t\ge\gamma`.  Vectorised over ``t``."""
+    gamma = _check_positive(gamma, "gamma")
+    t = as_float_array(t, "t", allow_empty=True)
+    return np.clip(1.0 - t / gamma, 0.0, 1.0)
+
+
+def _check_pairs(sq_dists, same):
+    d = as_float_array(sq_dists, "sq_dists", ndim=1)
+    if np.any(d < 0):
+        raise ValueError("sq_dists must be non-negative (squared distances)")
+    s = np.asarray(same)
+    if s.shape != d.shape:
+        raise ValueError(f"same must have the shape of sq_dists {d.shape}, got {s.shape}")
+    s = s.astype(bool) if s.dtype == bool else (s == 1)
+    return d, s
+
+
+def empirical_margin_risk(sq_dists, same, c, gamma):
+    r"""Empirical margin risk :math:`\hat R_\gamma(P,c,S) = \frac1m\sum_i f_\gamma\big(r_i(c^2 - \|P(x_i-x_i')\|^2)\big)`.
+
+    Parameters
+    ----------
+    sq_dists : array_like of shape (m,)
+        Squared projected distances of the pairs.
+    same : array_like of bool, shape (m,)
+        True for positive pairs (:math:`r=1`).
+    c : float in (0, 1)
+    gamma : float > 0
+
+    See the chapter "Hyperbolic PCA", section "The margin risk".
+    """
+    d, s = _check_pairs(sq_dists, same)
+    c = check_in_open_interval(c, "c", 0.0, 1.0)
+    r = np.where(s, 1.0, -1.0)
+    return float(margin_loss(r * (c**2 - d), gamma).mean())
+
+
+def balanced_pair_risk(sq_dists, same, c):
+    r"""Balanced 0-1 risk of the threshold rule "same type iff distance < c".
+
+    Half the error rate on positive pairs plus half the error rate on negative pairs;
+    a distance exactly equal to ``c`` (undecided) counts as an error.
+
+    See the chapter "Hyperbolic PCA", section "The transfer experiment".
+    """
+    d, s = _check_pairs(sq_dists, same)
+    if s.all() or not s.any():
+        raise ValueError("balanced_pair_risk needs both positive and negative pairs")
+    c2 = float(c) ** 2
+    return 0.5 * float(np.mean(d[s] >= c2)) + 0.5 * float(np.mean(d[~s] <= c2))
+
+
+def best_threshold(sq_dists, same):
+    """The threshold ``c`` minimising :func:`balanced_pair_risk`, and that risk.
+
+    Candidates are the midpoints between consecutive distinct distances (and points
+    just outside their range).  Returns ``(c, risk)``.
+    """
+    d, s = _check_pairs(sq_dists, same)
+    if s.all() or not s.any():
+        raise ValueError("best_threshold needs both positive and negative pairs")
+    root = np.unique(np.sqrt(d))
+    cands = np.concatenate([[root[0] / 2], (root[:-1] + root[1:]) / 2, [root[-1] + 1.0]])
+    # vectorised counts: errors on positive pairs are distances >= c
+    sp, sn = np.sort(np.sqrt(d[s])), np.sort(np.sqrt(d[~s]))
+    pos_err = 1 - np.searchsorted(sp, cands, side="left") / sp.size
+    neg_err = np.searchsorted(sn, cands, side="right") / sn.size
+    risk = 0.5 * pos_err + 0.5 * neg_err
+    j = int(np.argmin(risk))
+    return float(cands[j]), float(risk[j])
+
+
+# ----------------------------------------------------------------------------- bounds
+
+
+def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
+    r"""Maurer's Theorem 3: the margin bound for a class of positive operators.
+
+    .. math:: R(T^{1/2}, c, \rho) \le \hat R_\gamma(T^{1/2}, c, S)
+              + \frac1{\sqrt m}\Big(\frac{2(\|T\|_{HS} + \|T\|_\infty)}{\gamma}
+              + \sqrt{\frac{\ln(1/\delta)}2}\Big),
+
+    valid with probability at least :math:`1-\delta` for every operator of a class with
+    Hilbert-Schmidt norms at most ``hs_norm`` and operator norms at most ``op_norm``,
+    when :math:`\|\psi(x)-\psi(x')\|\le1`.
+
+    Parameters
+    ----------
+    m : int
+        Number of (independent) equivalence constraints.
+    hs_norm, op_norm : float > 0
+    gamma : float > 0
+        Margin.
+    delta : float in (0, 1), default=0.05
+    empirical_risk : float or array_like, default=0.0
+        :math:`\hat R_\gamma`; the bound is returned with the same shape.
+
+    See the chapter "Hyperbolic PCA", section "The bounds".
+    """
+    m = check_positive_int(m, "m")
+    hs_norm = _check_positive(hs_norm, "hs_norm")
+    op_norm = _check_positive(op_norm, "op_norm")
+    gamma = _check_positive(gamma, "gamma")
+    delta = check_in_open_interval(delta, "delta", 0.0, 1.0)
+    emp = as_float_array(empirical_risk, "empirical_risk")
+    excess = (2 * (hs_norm + op_norm) / gamma + math.sqrt(math.log(1 / delta) / 2)) / math.sqrt(m)
+    out = emp + excess
+    return float(out) if out.ndim == 0 else out
+
+
+def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
+    r"""Maurer's Theorem 1: the bound for ``d``-dimensional projections.
+
+    With probability at least :math:`1-\delta`, for every ``d``-dimensional projection
+    :math:`P`,
+
+    .. math:: R(P,\rho) \le \inf_{c\in(0,1)}\hat R_\gamma(P,c,S)
+              + \frac1{\sqrt m}\Big(\frac{2(\sqrt d + 1)}{\gamma} + \sqrt{\frac{\ln(1/\delta)}2}\Big).
+
+    This is :func:`operator_bound` with :math:`\|P\|_{HS}=\sqrt d` and
+    :math:`\|P\|_\infty = 1`.  The result can exceed 1 (the bound is then vacuous).
+
+    Parameters
+    ----------
+    m : int
+        Number of independent equivalence constraints.
+    d : int
+        Dimension of the projection.
+    gamma : float > 0
+    delta : float in (0, 1), default=0.05
+    empirical_risk : float or array_like, default=0.0
+
+    See the chapter "Hyperbolic PCA", section "The bounds".
+    """
+    d = check_positive_int(d, "d")
+    return operator_bound(m, math.sqrt(d), 1.0, gamma, delta, empirical_risk)
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+def one_shot_nn_error(Z, y):
+    r"""Expected error of 1-NN with one random training example per class.
+
+    For every query point :math:`x` (class :math:`y`), one prototype is drawn uniformly
+    from each class (for class :math:`y`, among the other members), and :math:`x` is
+    classified correctly when its own prototype is strictly closer than every other
+    prototype.  The expectation over the draws is computed exactly:
+
+    .. math:: P(\text{correct}\mid x) = \frac1{n_y-1}\sum_{j\in y,\,j\ne x}
+              \prod_{c\ne y}\Pr_{j'\in c}\big(d(x,j') > d(x,j)\big),
+
+    and the function returns the mean over queries of :math:`1-P(\text{correct}\mid x)`
+    (ties count as errors).  This is the paper's "all possible choices of training data"
+    protocol, without enumerating the choices.
+
+    Parameters
+    ----------
+    Z : array_like of shape (n, n_features)
+        Points in the representation to evaluate (Euclidean distance).
+    y : array_like of shape (n,)
+        Labels; every class needs at least two points.
+
+    Returns
+    -------
+    float
+
+    See the chapter "Hyperbolic PCA", section "The transfer experiment".
+    """
+    Z = as_float_array(Z, "Z", ndim=2)
+    y = np.asarray(y)
+    if y.shape != (Z.shape[0],):
+        raise ValueError(f"y must have one label per row of Z ({Z.shape[0]}), got shape {y.shape}")
+    classes, yi = np.unique(y, return_inverse=True)
+    counts = np.bincount(yi)
+    if classes.size < 2 or counts.min() < 2:
+        raise ValueError("one_shot_nn_error needs at least two classes with at least two points each")
+    sq = np.sum(Z**2, axis=1)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    members = [np.flatnonzero(yi == c) for c in range(classes.size)]
+    errs = np.empty(Z.shape[0])
+    for q in range(Z.shape[0]):
+        own = members[yi[q]]
+        own = own[own != q]
+        dj = D[q, own]
+        p = np.ones(dj.size)
+        for c, idx in enumerate(members):
+            if c == yi[q]:
+                continue
+            srt = np.sort(D[q, idx])
+            p *= 1.0 - np.searchsorted(srt, dj, side="right") / srt.size
+        errs[q] = 1.0 - p.mean()
+    return float(errs.mean())

@@ -1,0 +1,760 @@
+r"""Subspace methods as learning, and their generalisation bounds.
+
+See the chapter "Subspace methods and their bounds" (``chapters/10-subspace.ipynb``),
+which follows J. Shawe-Taylor's lecture on the statistical analysis of subspace methods.
+
+Kernel PCA here is *uncentred*, as in the lecture: the eigenvalues of the Gram matrix
+:math:`K` are sums of squared projection norms, not variances.  For a sample
+:math:`x_1,\dots,x_m` with eigenvalues :math:`\hat\lambda_1\ge\dots\ge\hat\lambda_m` of
+:math:`K`,
+
+.. math:: \sum_{i\le k}\hat\lambda_i = \sum_j \|P_{\hat V_k}\phi(x_j)\|^2,\qquad
+          \hat\lambda^{>k} = \sum_{i>k}\hat\lambda_i = \operatorname{tr}K - \sum_{i\le k}\hat\lambda_i .
+
+Contents: the residual of a projection onto the kernel-PCA subspace for new points, the
+kernel-PCA residual bound (the lecture's Theorem 3) and the process-versus-empirical
+eigenvalue bounds, the sparsity bound of greedy Gram-Schmidt, the kernel CCA bound,
+the pivoted incomplete Cholesky factorisation (the lecture's sparse kernel Gram-Schmidt)
+and the two-view SVM-2K.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import (
+    as_float_array,
+    check_in_open_interval,
+    check_positive_int,
+    check_symmetric_psd,
+)
+
+__all__ = [
+    "kernel_pca_eigenvalues",
+    "kernel_pca_features",
+    "projection_residuals",
+    "kernel_pca_residual_bound",
+    "eigenvalue_bounds",
+    "gram_schmidt_bound",
+    "kcca_bound",
+    "IncompleteCholesky",
+    "SVM2K",
+]
+
+_KERNELS = ("linear", "poly", "rbf", "cosine", "sigmoid")
+
+
+# ----------------------------------------------------------------------------- kernel PCA
+
+
+def kernel_pca_eigenvalues(K):
+    r"""Eigenvalues of the (uncentred) Gram matrix, largest first.
+
+    Parameters
+    ----------
+    K : array_like of shape (m, m)
+        Symmetric positive semi-definite kernel matrix.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        :math:`\hat\lambda_1\ge\dots\ge\hat\lambda_m`; rounding negatives (above
+        ``-1e-8`` times the scale, allowed by the PSD check) are set to zero.
+
+    See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+    """
+    K = check_symmetric_psd(K, "K")
+    lam = np.linalg.eigvalsh(K)[::-1]
+    return np.maximum(lam, 0.0)
+
+
+def kernel_pca_features(K, K_new, k):
+    r"""Coordinates of points on the first ``k`` (uncentred) kernel-PCA directions.
+
+    With :math:`K u_j = \hat\lambda_j u_j`, the unit direction is
+    :math:`w_j = \hat\lambda_j^{-1/2}\sum_i (u_j)_i\phi(x_i)` and the coordinate of a
+    point is :math:`w_j^\top\phi(x) = u_j^\top k_x/\sqrt{\hat\lambda_j}`.  Eigenvector
+    signs follow scikit-learn's ``svd_flip`` (largest-magnitude entry of each
+    :math:`u_j` positive).
+
+    Parameters
+    ----------
+    K : array_like of shape (m, m)
+        Training Gram matrix.
+    K_new : array_like of shape (n, m)
+        Kernel values between the points to project and the training points (pass
+        ``K`` itself for the training coordinates).
+    k : int
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+
+    See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+    """
+    K = check_symmetric_psd(K, "K")
+    m = K.shape[0]
+    K_new = as_float_array(K_new, "K_new", ndim=2)
+    if K_new.shape[1] != m:
+        raise ValueError(f"K_new must have {m} columns (one per training point), got {K_new.shape[1]}")
+    k = check_positive_int(k, "k", upper=m, upper_name="the number of training points")
+    lam, U = np.linalg.eigh(K)
+    lam, U = lam[::-1][:k], U[:, ::-1][:, :k]
+    if lam[-1] <= 1e-12 * max(1.0, lam[0]):
+        raise ValueError(f"k={k} exceeds the numerical rank of K")
+    rows = np.argmax(np.abs(U), axis=0)
+    U = U * np.sign(U[rows, np.arange(k)])
+    return K_new @ U / np.sqrt(lam)
+
+
+def projection_residuals(K, K_new, diag_new, k):
+    r"""Squared residuals of new points after projection onto the kernel-PCA subspace.
+
+    With :math:`K u_j = \hat\lambda_j u_j` (training Gram matrix) the projection of
+    :math:`\phi(x)` onto the span :math:`\hat V_k` of the first ``k`` principal directions
+    has squared norm :math:`\sum_{j\le k}(u_j^\top k_x)^2/\hat\lambda_j`, where
+    :math:`(k_x)_i = \kappa(x_i, x)`.  The residual is
+
+    .. math:: \|P^\perp_{\hat V_k}\phi(x)\|^2 = \kappa(x,x) - \sum_{j\le k}\frac{(u_j^\top k_x)^2}{\hat\lambda_j}.
+
+    Parameters
+    ----------
+    K : array_like of shape (m, m)
+        Training Gram matrix.
+    K_new : array_like of shape (n, m)
+        ``K_new[a, i] = kappa(x_new_a, x_i)``.
+    diag_new : array_like of shape (n,)
+        ``kappa(x_new_a, x_new_a)``.
+    k : int or array_like of int
+        Dimension of the subspace, ``1 <= k <= rank(K)``; several values give one
+        column each (one eigendecomposition for all).
+
+    Returns
+    -------
+    ndarray of shape (n,), or (n, len(k)) for several ``k``
+
+    See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+    """
+    K = check_symmetric_psd(K, "K")
+    m = K.shape[0]
+    K_new = as_float_array(K_new, "K_new", ndim=2)
+    if K_new.shape[1] != m:
+        raise ValueError(f"K_new must have {m} columns (one per training point), got {K_new.shape[1]}")
+    diag_new = as_float_array(diag_new, "diag_new", ndim=1)
+    if diag_new.shape[0] != K_new.shape[0]:
+        raise ValueError("diag_new must have one entry per row of K_new")
+    scalar = np.ndim(k) == 0
+    ks = [check_positive_int(kk if scalar else int(kk), "k", upper=m,
+                             upper_name="the number of training points")
+          for kk in np.atleast_1d(k)]
+    kmax = max(ks)
+    lam, U = np.linalg.eigh(K)
+    lam, U = lam[::-1][:kmax], U[:, ::-1][:, :kmax]
+    if lam[-1] <= 1e-12 * max(1.0, lam[0]):
+        raise ValueError(f"k={kmax} exceeds the numerical rank of K")
+    captured = np.cumsum((K_new @ U) ** 2 / lam, axis=1)[:, np.array(ks) - 1]
+    out = diag_new[:, None] - captured
+    return out[:, 0] if scalar else out
+
+
+def _check_delta(delta):
+    return check_in_open_interval(delta, "delta", 0.0, 1.0)
+
+
+def _kpca_excess(diag, k, m, delta, R2):
+    """Complexity and confidence terms of the kernel-PCA bound (p = 2 form)."""
+    complexity = 4.0 * math.sqrt((k + 1) / m) * math.sqrt(2.0 / m * float(np.sum(diag**2)))
+    confidence = R2 * math.sqrt(18.0 * math.log(2.0 / delta) / m)
+    return complexity, confidence
+
+
+def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
+    r"""The lecture's Theorem 3: a bound on the expected residual of kernel PCA.
+
+    With probability at least :math:`1-\delta` over the sample of size ``m``,
+
+    .. math::
+
+        E\big[\|P^\perp_{\hat V_k}\phi(x)\|^2\big] \le \frac1m\hat\lambda^{>k}
+          + 4\sqrt{\frac{k+1}{m}}\sqrt{\frac2m\sum_{i=1}^m\kappa(x_i,x_i)^2}
+          + R^2\sqrt{\frac{18\ln(2/\delta)}{m}},
+
+    where :math:`R^2 \ge \kappa(x,x)` on the support.  The slides print the power of
+    :math:`\kappa(x_i,x_i)` as 1 in one place and 4 in another; 2 is the value that makes
+    the term scale like :math:`\kappa`, and for a normalised kernel
+    (:math:`\kappa(x,x)=1`) all three coincide: the middle term is
+    :math:`4\sqrt2\sqrt{(k+1)/m}`.
+
+    Parameters
+    ----------
+    K : array_like of shape (m, m)
+        Gram matrix of the sample.
+    k : int
+        Dimension of the kernel-PCA subspace.
+    delta : float in (0, 1), default=0.05
+    R2 : float, default=None
+        Bound on :math:`\kappa(x,x)`; by default the largest diagonal entry of ``K``.
+    return_terms : bool, default=False
+        Also return the three terms.
+
+    Returns
+    -------
+    bound : float
+    terms : dict, only if ``return_terms``
+        ``empirical``, ``complexity``, ``confidence``.
+
+    See the chapter "Subspace methods and their bounds", section "A bound for kernel PCA".
+    """
+    K = check_symmetric_psd(K, "K")
+    m = K.shape[0]
+    k = check_positive_int(k, "k", upper=m, upper_name="the sample size")
+    delta = _check_delta(delta)
+    diag = np.diag(K)
+    if R2 is None:
+        R2 = float(diag.max())
+    elif not (isinstance(R2, Real) and R2 > 0):
+        raise ValueError(f"R2 must be a positive number, got {R2!r}")
+    elif R2 < diag.max() * (1 - 1e-12):
+        raise ValueError(f"R2={R2} is smaller than the largest kappa(x, x) of the sample ({diag.max():.4g})")
+    lam = kernel_pca_eigenvalues(K)
+    empirical = float(lam[k:].sum()) / m
+    complexity, confidence = _kpca_excess(diag, k, m, delta, float(R2))
+    bound = empirical + complexity + confidence
+    if return_terms:
+        return bound, {"empirical": empirical, "complexity": complexity, "confidence": confidence}
+    return bound
+
+
+def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
+    r"""Empirical eigenvalue sums and the bound on the process tail, for several ``k``.
+
+    The eigenvalues :math:`\lambda_i` of the kernel operator of the distribution
+    (the "process" eigenvalues) satisfy :math:`\sum_{i>k}\lambda_i =
+    \min_{\dim V=k}E\|P^\perp_V\phi(x)\|^2 \le E\|P^\perp_{\hat V_k}\phi(x)\|^2`, so the
+    kernel-PCA bound also bounds the process tail:
+
+    .. math:: \sum_{i>k}\lambda_i \le \frac1m\hat\lambda^{>k}
+              + 4\sqrt{\frac{k+1}{m}}\sqrt{\frac2m\sum_i\kappa(x_i,x_i)^2}
+              + R^2\sqrt{\frac{18\ln(2/\delta)}{m}} .
+
+    The other direction holds exactly in expectation: :math:`\frac1m\sum_{i\le k}
+    \hat\lambda_i \ge \hat E\|P_{V_k}\phi\|^2`, whose expectation is
+    :math:`\sum_{i\le k}\lambda_i`.
+
+    Parameters
+    ----------
+    K : array_like of shape (m, m)
+    ks : int or array_like of int
+    delta : float in (0, 1), default=0.05
+    R2 : float, default=None
+        Bound on :math:`\kappa(x,x)`; by default the largest diagonal entry.
+
+    Returns
+    -------
+    dict of ndarrays, one entry per ``k``
+        ``k``; ``empirical_head`` :math:`\frac1m\sum_{i\le k}\hat\lambda_i`;
+        ``empirical_tail`` :math:`\frac1m\hat\lambda^{>k}`; ``excess`` (complexity plus
+        confidence term); ``tail_upper`` (empirical tail plus excess).
+
+    See the chapter "Subspace methods and their bounds", section "Process and empirical eigenvalues".
+    """
+    K = check_symmetric_psd(K, "K")
+    m = K.shape[0]
+    ks = np.atleast_1d(np.asarray(ks))
+    if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer):
+        raise ValueError("ks must be an integer or a 1-D array of integers")
+    for k in ks:
+        check_positive_int(int(k), "k", upper=m, upper_name="the sample size")
+    delta = _check_delta(delta)
+    diag = np.diag(K)
+    R2 = float(diag.max()) if R2 is None else float(R2)
+    lam = kernel_pca_eigenvalues(K)
+    csum = np.concatenate([[0.0], np.cumsum(lam)])
+    head = csum[ks] / m
+    tail = (csum[-1] - csum[ks]) / m
+    excess = np.array([sum(_kpca_excess(diag, int(k), m, delta, R2)) for k in ks])
+    return {"k": ks.copy(), "empirical_head": head, "empirical_tail": tail,
+            "excess": excess, "tail_upper": tail + excess}
+
+
+def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
+    r"""Sparsity (compression) bound for the subspace spanned by ``k`` pivots.
+
+    Greedy Gram-Schmidt picks ``k`` of the ``m`` training points; the other
+    :math:`m-k` act as a test set for the residual of the projection onto their span.
+    A union bound over the :math:`\binom mk` possible index sets gives, with
+    probability at least :math:`1-\delta`,
+
+    .. math:: E\|P^\perp\phi(x)\|^2 \le \hat E_{m-k}\|P^\perp\phi(x)\|^2
+              + R\sqrt{\frac{k\ln(m/k) + \ln(2/\delta)}{2(m-k)}},
+
+    the form on the lecture slide (:math:`\hat E_{m-k}` is the mean residual over the
+    non-pivot points).  The residual lies in :math:`[0, R^2]`, so Hoeffding's inequality
+    calls for :math:`R^2` in place of :math:`R`; with a normalised kernel :math:`R=1`
+    and the two agree.
+
+    Parameters
+    ----------
+    empirical_residual : float
+        Mean squared residual over the ``m - k`` non-pivot points.
+    k, m : int
+        Number of pivots and sample size, ``k < m``.
+    delta : float in (0, 1), default=0.05
+    R : float, default=1.0
+
+    Returns
+    -------
+    float
+
+    See the chapter "Subspace methods and their bounds", section "Sparse kernel Gram-Schmidt".
+    """
+    m = check_positive_int(m, "m")
+    k = check_positive_int(k, "k")
+    if k >= m:
+        raise ValueError(f"k={k} must be smaller than m={m}")
+    delta = _check_delta(delta)
+    emp = float(as_float_array(empirical_residual, "empirical_residual", ndim=0))
+    if not (isinstance(R, Real) and R > 0):
+        raise ValueError(f"R must be a positive number, got {R!r}")
+    return emp + R * math.sqrt((k * math.log(m / k) + math.log(2 / delta)) / (2 * (m - k)))
+
+
+def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
+    r"""The lecture's bound on the distance between the two views' KCCA projections.
+
+    For :math:`g(x) = \|W_a^\top\phi_a(x) - W_b^\top\phi_b(x)\|^2` over ``k`` directions
+    with unit empirical variance, :math:`\|w_a\|^2\le A^2`, :math:`\|w_b\|^2\le B^2`,
+    with probability at least :math:`1-\delta`
+
+    .. math:: E[g] \le \sum_{i=1}^k 2(1-\rho_i) + 3R(A^2+B^2)\sqrt{\frac{\ln(2/\delta)}{2m}}
+              + \frac{4(A^2+B^2)k}{m}\sqrt{\sum_{i=1}^m\big(\kappa_a(x_i,x_i)+\kappa_b(x_i,x_i)\big)^2}.
+
+    The first term is the empirical value: with unit variances,
+    :math:`\hat E(a-b)^2 = 2(1-\rho)` for each direction.
+
+    Parameters
+    ----------
+    correlations : array_like of shape (k,)
+        Canonical correlations :math:`\rho_i` of the directions kept.
+    A2, B2 : float
+        Bounds on the squared norms of the directions in the two feature spaces.
+    diag_a, diag_b : array_like of shape (m,)
+        :math:`\kappa_a(x_i,x_i)` and :math:`\kappa_b(x_i,x_i)` on the sample.
+    R : float, default=1.0
+    delta : float in (0, 1), default=0.05
+
+    Returns
+    -------
+    float
+
+    See the chapter "Subspace methods and their bounds", section "Kernel CCA".
+    """
+    rho = as_float_array(correlations, "correlations", ndim=1)
+    if np.any(np.abs(rho) > 1 + 1e-9):
+        raise ValueError("correlations must lie in [-1, 1]")
+    diag_a = as_float_array(diag_a, "diag_a", ndim=1)
+    diag_b = as_float_array(diag_b, "diag_b", ndim=1)
+    if diag_a.shape != diag_b.shape:
+        raise ValueError("diag_a and diag_b must have the same length (one entry per sample)")
+    for name, val in (("A2", A2), ("B2", B2), ("R", R)):
+        if not (isinstance(val, Real) and val > 0):
+            raise ValueError(f"{name} must be a positive number, got {val!r}")
+    delta = _check_delta(delta)
+    m, k = diag_a.size, rho.size
+    s = A2 + B2
+    return float(np.sum(2 * (1 - rho)) + 3 * R * s * math.sqrt(math.log(2 / delta) / (2 * m))
+                 + 4 * s * k / m * math.sqrt(float(np.sum((diag_a + diag_b) ** 2))))
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+def _kernel_params(est):
+    params = {}
+    if est.kernel in ("poly", "rbf", "sigmoid") and est.gamma is not None:
+        params["gamma"] = est.gamma
+    if est.kernel == "poly":
+        params["degree"] = est.degree
+    if est.kernel in ("poly", "sigmoid"):
+        params["coef0"] = est.coef0
+    return params
+
+
+def _kernel_diag(X, kernel, params):
+    """kappa(x, x) for every row, without forming the Gram matrix."""
+    sq = np.einsum("ij,ij->i", X, X)
+    gamma = params.get("gamma", 1.0 / X.shape[1])
+    if kernel == "linear":
+        return sq
+    if kernel == "rbf":
+        return np.ones(X.shape[0])
+    if kernel == "cosine":
+        return (sq > 0).astype(float)
+    if kernel == "poly":
+        return (gamma * sq + params["coef0"]) ** params["degree"]
+    return np.tanh(gamma * sq + params["coef0"])  # sigmoid
+
+
+def _check_kernel_name(kernel, allowed):
+    if not (callable(kernel) or kernel in allowed):
+        raise ValueError(f"kernel must be one of {allowed} or a callable, got {kernel!r}")
+
+
+# ----------------------------------------------------------------------------- Gram-Schmidt
+
+
+class IncompleteCholesky(TransformerMixin, BaseEstimator):
+    r"""Sparse kernel Gram-Schmidt: the pivoted incomplete Cholesky factorisation.
+
+    Greedy Gram-Schmidt in feature space picks, at each step, the training point whose
+    residual norm is largest and orthogonalises every point against it.  In the dual
+    this is the lecture's pseudo-code (with ``norm[i]`` the squared residual norm):
+
+    .. code-block:: text
+
+        norm[i] = kappa(x_i, x_i)
+        for j = 1..T:
+            i_j = argmax_i norm[i];  s_j = sqrt(norm[i_j])
+            psi[i, j] = (kappa(x_i, x_{i_j}) - sum_{t<j} psi[i, t] psi[i_j, t]) / s_j
+            norm[i] -= psi[i, j]^2
+
+    so that :math:`K \approx \Psi\Psi^\top`.  The residual :math:`K-\Psi\Psi^\top` is
+    positive semi-definite with diagonal ``norm``; the loop stops when the largest
+    residual norm is at most ``tol`` (then every entry of the residual is at most
+    ``tol`` in absolute value) or when the rank reaches ``max_rank``.
+
+    Parameters
+    ----------
+    tol : float, default=1e-8
+        Stop when :math:`\max_i` ``norm[i]`` :math:`\le` ``tol``.  ``tol=0`` runs until
+        ``max_rank`` or until the residual vanishes (norms at rounding level, below
+        ``1e-12`` times the largest diagonal entry, count as zero).
+    max_rank : int, default=None
+        Largest number of pivots; ``None`` means no cap.
+    kernel : {"precomputed", "linear", "poly", "rbf", "cosine", "sigmoid"} or callable, default="precomputed"
+        With ``"precomputed"``, ``fit`` takes the Gram matrix ``K``; otherwise ``fit``
+        takes the data and evaluates only the kernel columns of the pivots
+        (:math:`O(mT)` kernel evaluations instead of :math:`m^2`).
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+
+    Attributes
+    ----------
+    factor_ : ndarray of shape (m, r)
+        :math:`\Psi`, one row of new features per training point.
+    pivots_ : ndarray of shape (r,)
+        Indices :math:`i_1,\dots,i_r` of the chosen points, in order.
+    pivot_norms_ : ndarray of shape (r,)
+        :math:`s_j`, the residual norm of each pivot when it was chosen.
+    residual_norms_ : ndarray of shape (m,)
+        Final squared residual norms, the diagonal of :math:`K-\Psi\Psi^\top`.
+    rank_ : int
+
+    See the chapter "Subspace methods and their bounds", section "Sparse kernel Gram-Schmidt".
+    """
+
+    def __init__(self, tol=1e-8, max_rank=None, kernel="precomputed", gamma=None, degree=3,
+                 coef0=1.0):
+        self.tol = tol
+        self.max_rank = max_rank
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+    def _column_fn(self, X):
+        if self.kernel == "precomputed":
+            return lambda i: X[:, i], np.diag(X).copy()
+        params = _kernel_params(self)
+        if callable(self.kernel):
+            diag = np.array([self.kernel(x, x) for x in X], dtype=float)
+            return (lambda i: np.array([self.kernel(x, X[i]) for x in X], dtype=float)), diag
+        diag = _kernel_diag(X, self.kernel, params)
+        return (lambda i: pairwise_kernels(X, X[i:i + 1], metric=self.kernel, **params)[:, 0]), diag
+
+    def fit(self, X, y=None):
+        """Run greedy Gram-Schmidt on the Gram matrix (or on the data, with a kernel).
+
+        Parameters
+        ----------
+        X : array_like of shape (m, m) if ``kernel="precomputed"``, else (m, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        _check_kernel_name(self.kernel, ("precomputed",) + _KERNELS)
+        X = validate_data(self, X, dtype=np.float64)
+        m = X.shape[0]
+        if self.kernel == "precomputed":
+            if X.shape[1] != m:
+                raise ValueError(f"with kernel='precomputed', X must be a square Gram matrix, got shape {X.shape}")
+            if not np.allclose(X, X.T, rtol=0, atol=1e-10 * max(1.0, np.abs(X).max())):
+                raise ValueError("the Gram matrix X must be symmetric")
+        if not (isinstance(self.tol, Real) and self.tol >= 0):
+            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
+        cap = m if self.max_rank is None else check_positive_int(self.max_rank, "max_rank")
+        cap = min(cap, m)
+        column, norm = self._column_fn(X)
+        if np.any(norm < -1e-10 * max(1.0, np.abs(norm).max())):
+            raise ValueError("the kernel has negative diagonal entries: it is not positive semi-definite")
+        norm = norm.astype(float).copy()
+        scale = max(1.0, float(norm.max()))
+        floor = 1e-12 * scale
+        psi = np.zeros((m, cap))
+        pivots, snorms = [], []
+        for j in range(cap):
+            i_j = int(np.argmax(norm))
+            if norm[i_j] <= max(self.tol, floor):
+                break
+            s = math.sqrt(norm[i_j])
+            psi[:, j] = (column(i_j) - psi[:, :j] @ psi[i_j, :j]) / s
+            norm -= psi[:, j] ** 2
+            norm[i_j] = 0.0
+            # The residual diagonal of a PSD kernel stays non-negative; a clearly negative
+            # entry means the matrix is not a kernel Gram matrix.
+            if norm.min() < -1e-8 * scale:
+                raise ValueError(
+                    "the kernel is not positive semi-definite: a residual diagonal entry "
+                    f"became negative ({norm.min():.3g}) after {j + 1} pivot(s)"
+                )
+            pivots.append(i_j)
+            snorms.append(s)
+        r = len(pivots)
+        self.factor_ = psi[:, :r].copy()
+        self.pivots_ = np.array(pivots, dtype=int)
+        self.pivot_norms_ = np.array(snorms)
+        self.residual_norms_ = norm
+        self.rank_ = r
+        if self.kernel != "precomputed":
+            self.X_fit_ = X
+        return self
+
+    def transform(self, X):
+        r"""New features of new points: :math:`\psi_x[j] = (\kappa(x, x_{i_j}) - \sum_{t<j}\psi_x[t]\Psi[i_j,t])/s_j`.
+
+        Parameters
+        ----------
+        X : array_like
+            With ``kernel="precomputed"``, the kernel values between the new points and
+            the training points, shape (n, m); otherwise the new data.
+
+        Returns
+        -------
+        ndarray of shape (n, rank_)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.kernel == "precomputed":
+            Kp = X[:, self.pivots_]
+        elif callable(self.kernel):
+            Kp = np.array([[self.kernel(x, self.X_fit_[i]) for i in self.pivots_] for x in X])
+        else:
+            Kp = pairwise_kernels(X, self.X_fit_[self.pivots_], metric=self.kernel,
+                                  **_kernel_params(self))
+        out = np.zeros((X.shape[0], self.rank_))
+        P = self.factor_[self.pivots_]  # r x r lower triangular
+        for j in range(self.rank_):
+            out[:, j] = (Kp[:, j] - out[:, :j] @ P[j, :j]) / self.pivot_norms_[j]
+        return out
+
+
+# ----------------------------------------------------------------------------- SVM-2K
+
+
+class SVM2K(ClassifierMixin, BaseEstimator):
+    r"""The two-view SVM-2K: two SVMs tied by a consistency constraint, solved as a QP.
+
+    The columns of ``X`` are split into two views A and B.  With kernels
+    :math:`\kappa_A, \kappa_B` and :math:`f_A(x) = \langle w_A,\phi_A(x)\rangle + b_A`,
+    :math:`f_B` likewise, SVM-2K solves
+
+    .. math::
+
+        \min\ \tfrac12\|w_A\|^2 + \tfrac12\|w_B\|^2 + C_A\sum_i\xi^A_i + C_B\sum_i\xi^B_i
+              + D\sum_i\eta_i
+
+        \text{s.t.}\ |f_A(x_i) - f_B(x_i)| \le \eta_i + \varepsilon,\quad
+        y_i f_A(x_i) \ge 1-\xi^A_i,\quad y_i f_B(x_i) \ge 1-\xi^B_i,\quad
+        \xi^A,\xi^B,\eta\ge0,
+
+    and predicts with the sign of :math:`\tfrac12(f_A(x)+f_B(x))`.  The lecture's slide
+    has no bias terms; ``fit_intercept=False`` gives exactly that problem.  The QP is
+    written in the empirical feature space of each view (:math:`K = U\Lambda U^\top`,
+    features :math:`U\Lambda^{1/2}`), where :math:`\|w\|^2` is a plain squared norm, and
+    solved with cvxpy (Clarabel).  With ``D = 0`` the two views decouple into two
+    ordinary soft-margin SVMs.
+
+    Parameters
+    ----------
+    C_A, C_B : float, default=1.0
+        Slack penalties of the two views.
+    D : float, default=1.0
+        Penalty on violations of the consistency constraint.
+    epsilon : float, default=0.0
+        Tolerated disagreement between the two views.
+    views : int, or pair of index arrays, default=None
+        Column split: an int ``s`` means view A is ``X[:, :s]`` and view B ``X[:, s:]``;
+        a pair gives the columns of each view; ``None`` splits the columns in half.
+    kernel : {"linear", "poly", "rbf", "cosine", "sigmoid"}, default="linear"
+        Kernel of both views.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    fit_intercept : bool, default=True
+        Use the biases :math:`b_A, b_B`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    dual_coef_A_, dual_coef_B_ : ndarray of shape (m + u,)
+        :math:`\alpha` with :math:`f_A(x) = \sum_i\alpha_i\kappa_A(x_i,x) + b_A`.
+    intercept_A_, intercept_B_ : float
+    slack_consistency_ : ndarray of shape (m + u,)
+        :math:`\eta_i` at the optimum (labelled points first, then unlabelled ones).
+    objective_ : float
+
+    See the chapter "Subspace methods and their bounds", section "SVM-2K".
+    """
+
+    def __init__(self, C_A=1.0, C_B=1.0, D=1.0, epsilon=0.0, views=None, kernel="linear",
+                 gamma=None, degree=3, coef0=1.0, fit_intercept=True):
+        self.C_A = C_A
+        self.C_B = C_B
+        self.D = D
+        self.epsilon = epsilon
+        self.views = views
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _view_columns(self, n_features):
+        if self.views is None:
+            if n_features < 2:
+                raise ValueError(f"SVM2K needs at least two features to form two views, got {n_features} feature(s)")
+            s = n_features // 2
+            return np.arange(s), np.arange(s, n_features)
+        if isinstance(self.views, Integral):
+            s = int(self.views)
+            if not 0 < s < n_features:
+                raise ValueError(f"views={s} must split the {n_features} columns into two non-empty views")
+            return np.arange(s), np.arange(s, n_features)
+        try:
+            a, b = self.views
+        except (TypeError, ValueError):
+            raise ValueError("views must be None, an int, or a pair of column-index arrays") from None
+        a, b = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
+        if a.size == 0 or b.size == 0 or a.max() >= n_features or b.max() >= n_features:
+            raise ValueError("each view must list at least one valid column index")
+        return a, b
+
+    def _gram(self, X1, X2):
+        return pairwise_kernels(X1, X2, metric=self.kernel, **_kernel_params(self))
+
+    @staticmethod
+    def _feature_map(K):
+        lam, U = np.linalg.eigh(K)
+        keep = lam > 1e-10 * max(1.0, lam.max())
+        return U[:, keep] * np.sqrt(lam[keep]), U[:, keep] / np.sqrt(lam[keep])
+
+    def fit(self, X, y, X_unlabelled=None):
+        """Solve the SVM-2K quadratic programme.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_features)
+            Both views side by side (see ``views``).
+        y : array_like of shape (m,)
+            Two classes.
+        X_unlabelled : array_like of shape (u, n_features), default=None
+            Semi-supervised variant: the consistency constraint needs no label, so it is
+            imposed on these points too (with their own slacks :math:`\\eta`).  The
+            directions then live in the span of all ``m + u`` points.
+
+        Returns
+        -------
+        self
+        """
+        import cvxpy as cp
+
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        _check_kernel_name(self.kernel, _KERNELS)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.size != 2:
+            raise ValueError(f"Only binary classification is supported. SVM2K got y with "
+                             f"{self.classes_.size} class(es)")
+        for name in ("C_A", "C_B", "D", "epsilon"):
+            val = getattr(self, name)
+            if not (isinstance(val, Real) and val >= 0):
+                raise ValueError(f"{name} must be a non-negative number, got {val!r}")
+        ys = 2.0 * y_idx - 1.0
+        cols_a, cols_b = self._view_columns(X.shape[1])
+        self.columns_A_, self.columns_B_ = cols_a, cols_b
+        m = X.shape[0]
+        X_all = X
+        if X_unlabelled is not None:
+            U = as_float_array(X_unlabelled, "X_unlabelled", ndim=2)
+            if U.shape[1] != X.shape[1]:
+                raise ValueError(f"X_unlabelled must have {X.shape[1]} columns like X, got {U.shape[1]}")
+            X_all = np.vstack([X, U])
+        n_all = X_all.shape[0]
+        maps = [self._feature_map(self._gram(X_all[:, c], X_all[:, c])) for c in (cols_a, cols_b)]
+        (Fa, Sa), (Fb, Sb) = maps
+        va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
+        ba, bb = cp.Variable(), cp.Variable()
+        xa, xb = cp.Variable(m, nonneg=True), cp.Variable(m, nonneg=True)
+        eta = cp.Variable(n_all, nonneg=True)
+        fa = Fa @ va + (ba if self.fit_intercept else 0)
+        fb = Fb @ vb + (bb if self.fit_intercept else 0)
+        objective = (0.5 * cp.sum_squares(va) + 0.5 * cp.sum_squares(vb) + self.C_A * cp.sum(xa)
+                     + self.C_B * cp.sum(xb) + self.D * cp.sum(eta))
+        constraints = [cp.multiply(ys, fa[:m]) >= 1 - xa, cp.multiply(ys, fb[:m]) >= 1 - xb,
+                       cp.abs(fa - fb) <= eta + self.epsilon]
+        problem = cp.Problem(cp.Minimize(objective), constraints)
+        problem.solve(solver=cp.CLARABEL)
+        if problem.status not in ("optimal", "optimal_inaccurate"):
+            raise RuntimeError(f"the SVM-2K QP was not solved: status {problem.status}")
+        self.dual_coef_A_ = Sa @ va.value
+        self.dual_coef_B_ = Sb @ vb.value
+        self.intercept_A_ = float(ba.value) if self.fit_intercept else 0.0
+        self.intercept_B_ = float(bb.value) if self.fit_intercept else 0.0
+        self.slack_consistency_ = np.asarray(eta.value)
+        self.objective_ = float(problem.value)
+        self.X_fit_ = X_all
+        return self
+
+    def decision_function_views(self, X):
+        """The two views' scores ``(f_A(x), f_B(x))`` for every row of ``X``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        fa = self._gram(X[:, self.columns_A_], self.X_fit_[:, self.columns_A_]) @ self.dual_coef_A_
+        fb = self._gram(X[:, self.columns_B_], self.X_fit_[:, self.columns_B_]) @ self.dual_coef_B_
+        return fa + self.intercept_A_, fb + self.intercept_B_
+
+    def decision_function(self, X):
+        r""":math:`\tfrac12(f_A(x)+f_B(x))`; positive means ``classes_[1]``."""
+        fa, fb = self.decision_function_views(X)
+        return 0.5 * (fa + fb)
+
+    def predict(self, X):
+        """Class labels: ``classes_[1]`` where the averaged score is positive."""
+        check_is_fitted(self)
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]

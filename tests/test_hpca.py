@@ -1,0 +1,227 @@
+"""lecturelib.hpca: cross-checks against explicit sums, scikit-learn PCA and closed forms."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.decomposition import PCA
+
+from lecturelib.hpca import (
+    HyperbolicPCA,
+    balanced_pair_risk,
+    best_threshold,
+    empirical_margin_risk,
+    hpca_bound,
+    hpca_weights,
+    margin_loss,
+    one_shot_nn_error,
+    operator_bound,
+)
+
+
+def up_to_sign(A, B, atol=1e-8):
+    signs = np.sign(np.sum(A * B, axis=0))
+    np.testing.assert_allclose(A, B * signs, atol=atol)
+
+
+@pytest.fixture
+def labelled():
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(4), 8)
+    X = rng.normal(size=(32, 6)) + 2.0 * rng.normal(size=(4, 6))[y]
+    return X, y
+
+
+def explicit_operator(X, y, eta_neg, eta_pos, balanced):
+    """T = sum over ordered pairs i != j of a_ij (x_i - x_j)(x_i - x_j)', one pair at a time."""
+    m, n = X.shape
+    n_pos = sum(1 for i in range(m) for j in range(m) if i != j and y[i] == y[j])
+    n_neg = sum(1 for i in range(m) for j in range(m) if y[i] != y[j])
+    T = np.zeros((n, n))
+    for i in range(m):
+        for j in range(m):
+            if i == j:
+                continue
+            if balanced:
+                a = eta_pos / (2 * n_pos) if y[i] == y[j] else eta_neg / (2 * n_neg)
+            else:
+                a = (eta_pos if y[i] == y[j] else eta_neg) / m**2
+            v = X[i] - X[j]
+            T += a * np.outer(v, v)
+    return T
+
+
+@pytest.mark.parametrize("balanced", [True, False])
+def test_all_pairs_form_equals_pair_by_pair_operator(labelled, balanced):
+    X, y = labelled
+    h = HyperbolicPCA(n_components=3, eta_neg=0.3, eta_pos=-1.0, balanced=balanced).fit(X, y)
+    T = explicit_operator(X, y, 0.3, -1.0, balanced)
+    np.testing.assert_allclose(X.T @ h.pair_matrix_ @ X, T, atol=1e-12)
+    lam, V = scipy.linalg.eigh(T)
+    np.testing.assert_allclose(h.eigenvalues_, lam[::-1][:3], atol=1e-12)
+    up_to_sign(h.components_.T, V[:, ::-1][:, :3])
+    assert np.any(h.all_eigenvalues_ < 0) and np.any(h.all_eigenvalues_ > 0)  # indefinite
+
+
+def test_fit_pairs_with_all_pairs_equals_fit(labelled):
+    X, y = labelled
+    idx = [(i, j) for i in range(len(y)) for j in range(len(y)) if i != j]
+    pairs = np.stack([np.stack([X[i], X[j]]) for i, j in idx])
+    same = np.array([y[i] == y[j] for i, j in idx])
+    a = HyperbolicPCA(n_components=2, eta_neg=0.5).fit(X, y)
+    b = HyperbolicPCA(n_components=2, eta_neg=0.5).fit_pairs(pairs, same)
+    np.testing.assert_allclose(a.eigenvalues_, b.eigenvalues_, atol=1e-12)
+    up_to_sign(a.components_.T, b.components_.T)
+
+
+@pytest.mark.parametrize("method", ["fit", "fit_pairs"])
+def test_linear_kernel_equals_primal(labelled, method):
+    X, y = labelled
+    rng = np.random.default_rng(2)
+    Xnew = rng.normal(size=(5, 6))
+    if method == "fit":
+        args = (X, y)
+    else:
+        i, j = rng.integers(0, 32, size=(2, 40))
+        args = (np.stack([X[i], X[j]], axis=1), y[i] == y[j])
+    p = getattr(HyperbolicPCA(n_components=3, eta_neg=0.2), method)(*args)
+    k = getattr(HyperbolicPCA(n_components=3, eta_neg=0.2, kernel="linear"), method)(*args)
+    np.testing.assert_allclose(k.eigenvalues_, p.eigenvalues_, atol=1e-10)
+    np.testing.assert_allclose(k.transform(Xnew), p.transform(Xnew), atol=1e-8)
+    np.testing.assert_allclose(k.transform(X), p.transform(X), atol=1e-8)
+
+
+@pytest.mark.filterwarnings("ignore:The number of unique classes")
+def test_only_negative_pairs_is_pca(labelled):
+    # every pair labelled different: A = (2 eta / m) (I - 11'/m), i.e. PCA on centred data
+    X, _ = labelled
+    y = np.arange(len(X))
+    h = HyperbolicPCA(n_components=3, balanced=False, eta_neg=1.0).fit(X, y)
+    pca = PCA(n_components=3).fit(X)
+    up_to_sign(h.components_.T, pca.components_.T)
+    m = len(X)
+    np.testing.assert_allclose(h.eigenvalues_, 2 * pca.explained_variance_ * (m - 1) / m, rtol=1e-10)
+
+
+def test_kernel_version_solves_the_generalised_eigenproblem(labelled):
+    X, y = labelled
+    h = HyperbolicPCA(n_components=2, kernel="rbf", gamma=0.05).fit(X, y)
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    G = rbf_kernel(X, gamma=0.05)
+    A = h.pair_matrix_
+    for k in range(2):
+        g = h.dual_coef_[:, k]
+        np.testing.assert_allclose(G @ A @ G @ g, h.eigenvalues_[k] * G @ g, atol=1e-8)
+        assert g @ G @ g == pytest.approx(1.0)
+    # the largest eigenvalue agrees with scipy's generalised solver on a regularised pencil
+    lam = scipy.linalg.eigh(G @ A @ G, G + 1e-10 * np.eye(len(G)), eigvals_only=True)
+    assert h.eigenvalues_[0] == pytest.approx(lam[-1], rel=1e-5)
+
+
+def test_weights_and_margin():
+    assert hpca_weights(0.5, 0.01) == pytest.approx((1 / 0.75, -4.0))
+    assert hpca_weights(0.5, 2.0) == pytest.approx((0.5, -0.5))
+    np.testing.assert_allclose(margin_loss([-1, 0, 0.05, 0.1, 1], 0.1), [1, 1, 0.5, 0, 0])
+    # the surrogate 1 + eta_r (c^2 - q) dominates f_gamma(r (c^2 - q)) for q in [0, 1]
+    c, g = 0.6, 0.2
+    en, ep = hpca_weights(c, g)
+    q = np.linspace(0, 1, 2001)
+    assert np.all(1 + en * (c**2 - q) >= margin_loss(-(c**2 - q), g) - 1e-12)
+    assert np.all(1 + ep * (c**2 - q) >= margin_loss(c**2 - q, g) - 1e-12)
+
+
+def test_risks_by_hand():
+    d = np.array([0.04, 0.25, 0.5, 0.01])
+    same = np.array([True, True, False, False])
+    # c = 0.4: c^2 = 0.16; positive errors: 0.25; negative errors: 0.01
+    assert balanced_pair_risk(d, same, 0.4) == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)
+    expected = np.mean([margin_loss(0.16 - 0.04, 0.1), margin_loss(0.16 - 0.25, 0.1),
+                        margin_loss(0.5 - 0.16, 0.1), margin_loss(0.01 - 0.16, 0.1)])
+    assert empirical_margin_risk(d, same, 0.4, 0.1) == pytest.approx(expected)
+    c, r = best_threshold(d, same)
+    grid = np.linspace(0.001, 1.5, 3001)
+    assert r == pytest.approx(min(balanced_pair_risk(d, same, t) for t in grid))
+    assert balanced_pair_risk(d, same, c) == pytest.approx(r)
+
+
+def test_bound_magnitudes_of_the_inventory():
+    # Theorem 1, gamma = 0.01, delta = 0.05, m = |S| of the paper's Table 1
+    for m, d, value in [(4160, 24, 18.3), (310, 20, 62.2), (2000, 18, 23.5), (1320, 24, 32.5),
+                        (4000, 18, 16.6)]:
+        assert hpca_bound(m, d, 0.01) == pytest.approx(value, abs=0.06)
+    assert hpca_bound(4160, 24, 0.5) == pytest.approx(0.38, abs=0.006)
+    assert hpca_bound(100, 4, 0.1, empirical_risk=0.2) == pytest.approx(
+        0.2 + (2 * 3 / 0.1 + math.sqrt(math.log(20) / 2)) / 10)
+    assert operator_bound(100, 2.0, 1.0, 0.1) == pytest.approx(hpca_bound(100, 4, 0.1))
+    np.testing.assert_allclose(hpca_bound(100, 4, 0.1, empirical_risk=[0.0, 0.1]),
+                               [hpca_bound(100, 4, 0.1), hpca_bound(100, 4, 0.1) + 0.1])
+
+
+def brute_force_one_shot(Z, y):
+    classes = np.unique(y)
+    errs = []
+    for q in range(len(y)):
+        choices = [[j for j in np.flatnonzero(y == c) if j != q] for c in classes]
+        wrong = 0
+        total = 0
+        for protos in itertools.product(*choices):
+            d = np.array([np.sum((Z[q] - Z[j]) ** 2) for j in protos])
+            own = list(classes).index(y[q])
+            others = np.delete(d, own)
+            wrong += not np.all(d[own] < others)
+            total += 1
+        errs.append(wrong / total)
+    return np.mean(errs)
+
+
+def test_one_shot_nn_error_equals_enumeration():
+    rng = np.random.default_rng(5)
+    y = np.array([0, 0, 0, 1, 1, 1, 1, 2, 2, 2])
+    Z = rng.normal(size=(10, 2)) + y[:, None]
+    assert one_shot_nn_error(Z, y) == pytest.approx(brute_force_one_shot(Z, y), abs=1e-12)
+    Zi = np.round(Z)  # ties count as errors in both
+    assert one_shot_nn_error(Zi, y) == pytest.approx(brute_force_one_shot(Zi, y), abs=1e-12)
+
+
+def test_validation(labelled):
+    X, y = labelled
+    with pytest.raises(ValueError, match="two classes"):
+        HyperbolicPCA().fit(X, np.zeros(32))
+    with pytest.raises(ValueError, match="eta_pos"):
+        HyperbolicPCA(eta_pos=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="n_components"):
+        HyperbolicPCA(n_components=50).fit(X, y)
+    with pytest.raises(ValueError, match="pairs"):
+        HyperbolicPCA().fit_pairs(X, y)
+    with pytest.raises(ValueError, match="delta"):
+        hpca_bound(100, 2, 0.1, delta=0)
+    with pytest.raises(ValueError, match="c must"):
+        hpca_weights(1.2, 0.1)
+    with pytest.raises(ValueError, match="two points"):
+        one_shot_nn_error(X[:5], np.arange(5))
+
+
+def test_scikit_learn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    for est in (HyperbolicPCA(n_components=1), HyperbolicPCA(n_components=1, kernel="rbf")):
+        failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
+        assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]
+
+
+def test_rendered_characters_dataset():
+    from lecturelib.datasets import rendered_characters
+
+    X, y = rendered_characters("ab1", 4, rotate=True, scale=True, random_state=3)
+    assert X.shape == (12, 256) and list(y) == ["a"] * 4 + ["b"] * 4 + ["1"] * 4
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
+    assert np.all(X >= 0)
+    X2, _ = rendered_characters("ab1", 4, rotate=True, scale=True, random_state=3)
+    np.testing.assert_array_equal(X, X2)  # deterministic
+    plain, _ = rendered_characters("o", 2, rotate=False, scale=False)
+    np.testing.assert_allclose(plain[0], plain[1])  # no transformation: identical images
+    with pytest.raises(ValueError, match="out_size"):
+        rendered_characters("a", 1, out_size=7)

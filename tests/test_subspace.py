@@ -1,0 +1,318 @@
+"""lecturelib.subspace: cross-checks against numpy/scipy/scikit-learn and closed forms."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+from sklearn.svm import SVC
+
+from lecturelib.subspace import (
+    SVM2K,
+    IncompleteCholesky,
+    eigenvalue_bounds,
+    gram_schmidt_bound,
+    kcca_bound,
+    kernel_pca_eigenvalues,
+    kernel_pca_residual_bound,
+    projection_residuals,
+)
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(60, 5))
+
+
+# ----------------------------------------------------------------------------- kernel PCA
+
+
+def test_projection_residuals_linear_kernel_equals_primal_pca(data):
+    # uncentred PCA in input space: residual = ||x||^2 - ||U_k' x||^2 with U from the SVD
+    X, Xnew = data[:40], data[40:]
+    k = 3
+    _, _, Vt = np.linalg.svd(X, full_matrices=False)
+    expected = np.sum(Xnew**2, axis=1) - np.sum((Xnew @ Vt[:k].T) ** 2, axis=1)
+    got = projection_residuals(X @ X.T, Xnew @ X.T, np.sum(Xnew**2, axis=1), k)
+    np.testing.assert_allclose(got, expected, atol=1e-10)
+
+
+def test_training_residuals_sum_to_eigenvalue_tail(data):
+    K = rbf_kernel(data, gamma=0.2)
+    k = 5
+    res = projection_residuals(K, K, np.diag(K), k)
+    lam = scipy.linalg.eigvalsh(K)[::-1]
+    assert res.sum() == pytest.approx(lam[k:].sum(), rel=1e-9)
+    np.testing.assert_allclose(kernel_pca_eigenvalues(K), np.maximum(lam, 0), atol=1e-12)
+
+
+def test_residual_bound_closed_form_normalised_kernel(data):
+    K = rbf_kernel(data, gamma=0.3)
+    m, k, delta = K.shape[0], 4, 0.05
+    lam = scipy.linalg.eigvalsh(K)[::-1]
+    expected = (lam[k:].sum() / m + 4 * math.sqrt(2) * math.sqrt((k + 1) / m)
+                + math.sqrt(18 * math.log(2 / delta) / m))
+    bound, terms = kernel_pca_residual_bound(K, k, delta, return_terms=True)
+    assert bound == pytest.approx(expected, rel=1e-10)
+    assert terms["complexity"] == pytest.approx(4 * math.sqrt(2 * (k + 1) / m))
+
+
+@pytest.mark.parametrize("k, m, expected", [(1, 500, 0.72), (10, 500, 1.20), (10, 5000, 0.38),
+                                            (10, 20000, 0.19)])
+def test_excess_term_magnitudes_of_the_inventory(k, m, expected):
+    # normalised kernel, delta = 0.05: the excess term is independent of the data
+    K = np.eye(m) if m <= 500 else None
+    if K is None:
+        excess = 4 * math.sqrt(2) * math.sqrt((k + 1) / m) + math.sqrt(18 * math.log(40) / m)
+        assert excess == pytest.approx(expected, abs=0.006)
+        return
+    out = eigenvalue_bounds(K, [k])
+    assert out["excess"][0] == pytest.approx(expected, abs=0.006)
+
+
+def test_eigenvalue_bounds_consistency(data):
+    K = polynomial_kernel(data, degree=2, coef0=1)
+    ks = np.array([1, 3, 7])
+    out = eigenvalue_bounds(K, ks)
+    lam = np.linalg.eigvalsh(K)[::-1] / K.shape[0]
+    np.testing.assert_allclose(out["empirical_head"], [lam[:k].sum() for k in ks], rtol=1e-10)
+    np.testing.assert_allclose(out["empirical_head"] + out["empirical_tail"], np.trace(K) / K.shape[0])
+    for j, k in enumerate(ks):
+        assert out["tail_upper"][j] == pytest.approx(kernel_pca_residual_bound(K, int(k)), rel=1e-12)
+
+
+def test_process_tail_below_bound_on_a_large_sample():
+    # the process tail is approximated by the empirical tail of a much larger sample
+    rng = np.random.default_rng(1)
+    big = rng.normal(size=(1500, 3))
+    lam_big = kernel_pca_eigenvalues(rbf_kernel(big, gamma=0.5)) / 1500
+    small = rng.normal(size=(200, 3))
+    out = eigenvalue_bounds(rbf_kernel(small, gamma=0.5), [2, 5])
+    for j, k in enumerate([2, 5]):
+        assert lam_big[k:].sum() <= out["tail_upper"][j]
+
+
+def test_gram_schmidt_and_kcca_bounds_closed_form():
+    assert gram_schmidt_bound(0.0, 10, 500) == pytest.approx(0.21, abs=0.005)
+    assert gram_schmidt_bound(0.0, 10, 20000) == pytest.approx(0.045, abs=0.002)
+    rho = np.array([0.9, 0.5])
+    diag = np.ones(50)
+    expected = (2 * 0.1 + 2 * 0.5 + 3 * 2 * math.sqrt(math.log(40) / 100)
+                + 4 * 2 * 2 / 50 * math.sqrt(50 * 4))
+    assert kcca_bound(rho, 1.0, 1.0, diag, diag) == pytest.approx(expected)
+
+
+def test_bound_input_validation(data):
+    K = rbf_kernel(data)
+    with pytest.raises(ValueError, match="delta"):
+        kernel_pca_residual_bound(K, 2, delta=1.5)
+    with pytest.raises(ValueError, match="k=100"):
+        kernel_pca_residual_bound(K, 100)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        kernel_pca_residual_bound(-K, 2)
+    with pytest.raises(ValueError, match="smaller than"):
+        kernel_pca_residual_bound(K, 2, R2=0.5)
+    with pytest.raises(ValueError, match="k=10 must be smaller"):
+        gram_schmidt_bound(0.1, 10, 10)
+
+
+# ----------------------------------------------------------------------------- incomplete Cholesky
+
+
+def slides_pseudo_code(K, T):
+    """The slide's loop, transcribed literally (1-based indices become 0-based)."""
+    m = K.shape[0]
+    norm = np.array([K[i, i] for i in range(m)])
+    psi = np.zeros((m, T))
+    piv = []
+    for j in range(T):
+        ij = int(np.argmax(norm))
+        s = math.sqrt(norm[ij])
+        for i in range(m):
+            psi[i, j] = (K[i, ij] - sum(psi[i, t] * psi[ij, t] for t in range(j))) / s
+            norm[i] = norm[i] - psi[i, j] * psi[i, j]
+        piv.append(ij)
+    return psi, piv
+
+
+def test_incomplete_cholesky_equals_slides_pseudo_code(data):
+    K = rbf_kernel(data[:30], gamma=0.3)
+    ic = IncompleteCholesky(tol=0.0, max_rank=8).fit(K)
+    psi, piv = slides_pseudo_code(K, 8)
+    np.testing.assert_allclose(ic.factor_, psi, atol=1e-12)
+    assert ic.pivots_.tolist() == piv
+
+
+def test_incomplete_cholesky_exact_on_low_rank_matrix(data):
+    K = polynomial_kernel(data[:, :2], degree=3, coef0=1)  # rank 10 = C(2+3, 3)
+    ic = IncompleteCholesky(tol=1e-9).fit(K)
+    assert ic.rank_ == 10
+    assert np.linalg.norm(K - ic.factor_ @ ic.factor_.T) < 1e-8
+
+
+@pytest.mark.parametrize("tol", [1e-1, 1e-3, 1e-6])
+def test_incomplete_cholesky_error_below_tolerance(data, tol):
+    K = rbf_kernel(data, gamma=0.1)
+    ic = IncompleteCholesky(tol=tol).fit(K)
+    R = K - ic.factor_ @ ic.factor_.T
+    assert np.abs(R).max() <= tol * (1 + 1e-9)
+    np.testing.assert_allclose(np.diag(R), ic.residual_norms_, atol=1e-10)
+    assert np.linalg.eigvalsh(R)[0] > -1e-9  # the residual is PSD
+    # full pivoted Cholesky agrees with scipy's LDL-free Cholesky up to the permutation
+    full = IncompleteCholesky(tol=0.0).fit(K + 1e-3 * np.eye(60))
+    P = full.pivots_
+    L = scipy.linalg.cholesky((K + 1e-3 * np.eye(60))[np.ix_(P, P)], lower=True)
+    np.testing.assert_allclose(full.factor_[P], L, atol=1e-8)
+
+
+def test_incomplete_cholesky_from_data_and_transform(data):
+    X, Xnew = data[:40], data[40:]
+    a = IncompleteCholesky(tol=1e-4, kernel="rbf", gamma=0.2).fit(X)
+    b = IncompleteCholesky(tol=1e-4).fit(rbf_kernel(X, gamma=0.2))
+    np.testing.assert_allclose(a.factor_, b.factor_, atol=1e-12)
+    # training rows reproduced by transform; new rows give <psi(x), psi(z)> ~ k(x, z)
+    np.testing.assert_allclose(a.transform(X), a.factor_, atol=1e-10)
+    np.testing.assert_allclose(b.transform(rbf_kernel(X, X, gamma=0.2)), b.factor_, atol=1e-10)
+    full = IncompleteCholesky(tol=0.0, kernel="rbf", gamma=0.2).fit(X)
+    Z = full.transform(Xnew)
+    np.testing.assert_allclose(Z @ full.factor_.T, rbf_kernel(Xnew, X, gamma=0.2), atol=1e-6)
+
+
+def test_incomplete_cholesky_validation():
+    with pytest.raises(ValueError, match="square"):
+        IncompleteCholesky().fit(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="symmetric"):
+        IncompleteCholesky().fit(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="tol"):
+        IncompleteCholesky(tol=-1).fit(np.eye(3))
+    with pytest.raises(ValueError, match="max_rank"):
+        IncompleteCholesky(max_rank=0).fit(np.eye(3))
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        IncompleteCholesky().fit(np.full((2, 2), np.nan))
+
+
+# ----------------------------------------------------------------------------- SVM-2K
+
+
+@pytest.fixture
+def two_views():
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1], 30)
+    z = (2 * y - 1)[:, None] * 0.8 + rng.normal(size=(60, 1))
+    XA = np.hstack([z + 0.5 * rng.normal(size=(60, 1)), rng.normal(size=(60, 2))])
+    XB = np.hstack([z + 0.7 * rng.normal(size=(60, 1)), rng.normal(size=(60, 1))])
+    return np.hstack([XA, XB]), y
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_svm2k_with_D_zero_is_two_separate_svms(two_views, kernel):
+    X, y = two_views
+    m2k = SVM2K(C_A=0.7, C_B=2.0, D=0.0, views=3, kernel=kernel, gamma=0.5).fit(X, y)
+    fa, fb = m2k.decision_function_views(X)
+    sa = SVC(C=0.7, kernel=kernel, gamma=0.5, tol=1e-8).fit(X[:, :3], y)
+    sb = SVC(C=2.0, kernel=kernel, gamma=0.5, tol=1e-8).fit(X[:, 3:], y)
+    np.testing.assert_allclose(fa, sa.decision_function(X[:, :3]), atol=2e-3)
+    np.testing.assert_allclose(fb, sb.decision_function(X[:, 3:]), atol=2e-3)
+
+
+def test_svm2k_large_D_makes_views_agree(two_views):
+    X, y = two_views
+    gap = lambda mdl: np.abs(np.subtract(*mdl.decision_function_views(X))).mean()  # noqa: E731
+    gaps = [gap(SVM2K(D=D, views=3).fit(X, y)) for D in (0.0, 0.1, 1.0)]
+    assert gaps[0] > gaps[1] > gaps[2] > 0.05
+    # with two linear views on 60 points only constant functions agree everywhere
+    rigid = SVM2K(D=100.0, views=3).fit(X, y)
+    assert gap(rigid) < 1e-6
+    assert len(set(rigid.predict(X))) == 1
+
+
+def test_svm2k_objective_matches_its_solution(two_views):
+    X, y = two_views
+    m = SVM2K(C_A=1.0, C_B=1.0, D=0.5, epsilon=0.1, views=3).fit(X, y)
+    fa, fb = m.decision_function_views(X)
+    ys = 2 * y - 1
+    wa2 = m.dual_coef_A_ @ (X[:, :3] @ X[:, :3].T) @ m.dual_coef_A_
+    wb2 = m.dual_coef_B_ @ (X[:, 3:] @ X[:, 3:].T) @ m.dual_coef_B_
+    obj = (0.5 * wa2 + 0.5 * wb2 + np.maximum(0, 1 - ys * fa).sum() + np.maximum(0, 1 - ys * fb).sum()
+           + 0.5 * np.maximum(0, np.abs(fa - fb) - 0.1).sum())
+    assert obj == pytest.approx(m.objective_, rel=1e-4)
+
+
+def test_svm2k_validation(two_views):
+    X, y = two_views
+    with pytest.raises(ValueError, match="binary"):
+        SVM2K().fit(X, np.arange(60) % 3)
+    with pytest.raises(ValueError, match="views"):
+        SVM2K(views=7).fit(X, y)
+    with pytest.raises(ValueError, match="D"):
+        SVM2K(D=-1).fit(X, y)
+
+
+def test_kernel_pca_features_linear_kernel_equals_svd(data):
+    from lecturelib.subspace import kernel_pca_features
+
+    X, Xnew = data[:40], data[40:]
+    _, _, Vt = np.linalg.svd(X, full_matrices=False)
+    Z = kernel_pca_features(X @ X.T, Xnew @ X.T, 3)
+    expected = Xnew @ Vt[:3].T
+    signs = np.sign(np.sum(Z * expected, axis=0))
+    np.testing.assert_allclose(Z, expected * signs, atol=1e-10)
+    # training coordinates have squared column norms equal to the eigenvalues
+    Ztr = kernel_pca_features(X @ X.T, X @ X.T, 3)
+    np.testing.assert_allclose(np.sum(Ztr**2, axis=0), np.linalg.svd(X, compute_uv=False)[:3] ** 2)
+
+
+def test_projection_residuals_several_k_at_once(data):
+    K = rbf_kernel(data[:40], gamma=0.2)
+    Kn = rbf_kernel(data[40:], data[:40], gamma=0.2)
+    many = projection_residuals(K, Kn, np.ones(20), [1, 4, 9])
+    for j, k in enumerate([1, 4, 9]):
+        np.testing.assert_allclose(many[:, j], projection_residuals(K, Kn, np.ones(20), k))
+
+
+def test_scikit_learn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    for est in (IncompleteCholesky(kernel="rbf"), SVM2K(kernel="linear")):
+        failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
+        assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]
+
+
+def test_digit_halves_dataset():
+    from sklearn.datasets import load_digits
+
+    from lecturelib.datasets import digit_halves
+
+    left, right, y = digit_halves()
+    images = load_digits().images
+    assert left.shape == right.shape == (1797, 32)
+    np.testing.assert_array_equal(left[5].reshape(8, 4), images[5][:, :4])
+    np.testing.assert_array_equal(right[5].reshape(8, 4), images[5][:, 4:])
+    top, bottom, _ = digit_halves("top-bottom")
+    np.testing.assert_array_equal(bottom[7].reshape(4, 8), images[7][4:])
+    with pytest.raises(ValueError, match="kind"):
+        digit_halves("diagonal")
+
+
+def test_svm2k_semi_supervised(two_views):
+    X, y = two_views
+    lab = np.r_[0:5, 30:35]
+    unl = np.setdiff1d(np.arange(60), lab)
+    sup = SVM2K(D=1.0, views=3).fit(X[lab], y[lab])
+    semi = SVM2K(D=1.0, views=3).fit(X[lab], y[lab], X_unlabelled=X[unl])
+    assert semi.dual_coef_A_.shape == (60,) and semi.slack_consistency_.shape == (60,)
+    gap = lambda mdl: np.abs(np.subtract(*mdl.decision_function_views(X[unl]))).mean()  # noqa: E731
+    assert gap(semi) < gap(sup)  # agreement is enforced where it was not before
+    # with D = 0 the unlabelled points change nothing: the same weights as supervised
+    # (the bias can be non-unique on ten points, so compare the functions without it)
+    plain = SVM2K(D=0.0, views=3).fit(X[lab], y[lab])
+    with_u = SVM2K(D=0.0, views=3).fit(X[lab], y[lab], X_unlabelled=X[unl])
+    for mdl_a, mdl_b in [(plain, with_u)]:
+        fa1, fb1 = mdl_a.decision_function_views(X)
+        fa2, fb2 = mdl_b.decision_function_views(X)
+        np.testing.assert_allclose(fa1 - mdl_a.intercept_A_, fa2 - mdl_b.intercept_A_, atol=1e-4)
+        np.testing.assert_allclose(fb1 - mdl_a.intercept_B_, fb2 - mdl_b.intercept_B_, atol=1e-4)
+    with pytest.raises(ValueError, match="X_unlabelled"):
+        SVM2K().fit(X[lab], y[lab], X_unlabelled=X[unl, :2])
