@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, em, hpca, kernels, maxent, subspace, svm
+from lecturelib import bayes, clustering, em, hpca, kernels, maxent, pac, subspace, svm, vc
 
 NAN = np.nan
 INF = np.inf
@@ -159,6 +159,24 @@ CASES = [
     ("hpca.empirical_margin_risk mismatched",
      lambda: hpca.empirical_margin_risk(np.ones(3), np.ones(4, bool), 1.0, 0.5), ValueError, "shape"),
     ("hpca.one_shot_nn_error mismatched", lambda: hpca.one_shot_nn_error(X_OK, Y_OK[:5]), ValueError, "one label per row"),
+    # ---------------------------------------------------------------- pac
+    ("pac.RectangleLearner nan", fit(pac.RectangleLearner(), np.where(X_OK > 1, NAN, X_OK), Y_OK), ValueError, "NaN"),
+    ("pac.RectangleLearner mismatched lengths", fit(pac.RectangleLearner(), X_OK, Y_OK[:5]), ValueError,
+     "inconsistent numbers of samples"),
+    ("pac.rectangle_sample_size eps", lambda: pac.rectangle_sample_size(0, 0.1), ValueError, "eps"),
+    ("pac.rectangle_sample_size delta", lambda: pac.rectangle_sample_size(0.1, 1.5), ValueError, "delta"),
+    ("pac.finite_class_sample_size empty class", lambda: pac.finite_class_sample_size(0.1, 0.1, 0), ValueError, "size"),
+    ("pac.hoeffding_bound negative eps", lambda: pac.hoeffding_bound(10, -0.1), ValueError, "eps must be positive"),
+    ("pac.hoeffding_bound nan eps", lambda: pac.hoeffding_bound(10, NAN), ValueError, "eps must be positive"),
+    ("pac.hoeffding_bound negative m", lambda: pac.hoeffding_bound(-3, 0.1), ValueError, "m must be non-negative"),
+    # ---------------------------------------------------------------- vc
+    ("vc.dichotomies unknown class", lambda: vc.dichotomies(X_OK[:, :2], "circles"), ValueError, "concept_class"),
+    ("vc.dichotomies nan", lambda: vc.dichotomies(np.array([NAN, 1.0]), "thresholds"), ValueError, "NaN"),
+    ("vc.is_shattered empty", lambda: vc.is_shattered(np.zeros((0, 2)), "halfplanes"), ValueError, "empty"),
+    ("vc.growth_function negative m", lambda: vc.growth_function("intervals", -1), ValueError, "m must be"),
+    ("vc.sauer_bound negative d", lambda: vc.sauer_bound(10, -1), ValueError, "d must be non-negative"),
+    ("vc.vc_sample_size eps", lambda: vc.vc_sample_size(3, 0, 0.1), ValueError, "eps"),
+    ("vc.double_sampling_bound eps", lambda: vc.double_sampling_bound(10, 3, 2.0), ValueError, "eps"),
 ]
 
 

@@ -1,0 +1,486 @@
+"""Shattering, the growth function, Sauer's lemma and the double-sampling bound.
+
+See the chapters "The VC dimension" (``chapters/08-vc.ipynb``) and "The double-sampling
+theorem" (``chapters/09-double-sampling.ipynb``).
+
+A *concept class* is one of the strings
+
+``"thresholds"``  :math:`\\{x \\mapsto [x \\ge \\theta]\\}` on the line (VC dimension 1);
+``"intervals"``   :math:`\\{x \\mapsto [a \\le x \\le b]\\}` on the line (VC dimension 2);
+``"rectangles"``  axis-aligned boxes in :math:`\\mathbb{R}^n` (VC dimension :math:`2n`);
+``"halfplanes"``  half-spaces :math:`\\{x : w^\\top x + b \\ge 0\\}` in :math:`\\mathbb{R}^n`
+                  (VC dimension :math:`n+1`), decided by linear-programming feasibility;
+
+or a finite list of callables, each mapping one point to 0/1 (see :func:`finite_class`).
+Labels are 0/1 and a dichotomy is the tuple :math:`(h(x_1), \\dots, h(x_m))`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+from sklearn.utils.validation import check_random_state
+
+from ._validation import as_float_array, check_in_open_interval, check_positive_int
+
+__all__ = [
+    "BUILTIN_CLASSES",
+    "finite_class",
+    "dichotomies",
+    "is_shattered",
+    "is_realizable",
+    "separating_halfplane",
+    "vc_dimension",
+    "growth_function",
+    "sauer_bound",
+    "sauer_exponential_bound",
+    "sine_points",
+    "sine_frequency",
+    "sine_labels",
+    "balls_probability",
+    "chernoff_lower_tail_bound",
+    "double_sampling_bound",
+    "vc_sample_size",
+    "margin_vc_bound",
+]
+
+BUILTIN_CLASSES = ("thresholds", "intervals", "rectangles", "halfplanes")
+
+
+# ----------------------------------------------------------------------------- classes
+
+
+def finite_class(table):
+    """A finite concept class from a 0/1 table (one row per concept, one column per point).
+
+    Returns a list of callables ``c(i)`` giving the label of point ``i`` (an integer
+    index into the columns), to be used with points ``range(n_columns)``.
+
+    Examples
+    --------
+    The notes' four concepts on three points (rows c1..c4):
+
+    >>> C = finite_class([[1, 1, 1], [0, 1, 1], [1, 0, 0], [0, 0, 0]])
+    >>> len(dichotomies([0, 2], C))
+    4
+    """
+    t = as_float_array(table, "table", ndim=2)
+    if not np.all((t == 0) | (t == 1)):
+        raise ValueError("table must contain only 0 and 1")
+    t = t.astype(int)
+    return [(lambda i, row=row: int(row[int(i)])) for row in t]
+
+
+def _points_1d(points):
+    x = as_float_array(points, "points", ndim=(1, 2))
+    if x.ndim == 2:
+        if x.shape[1] != 1:
+            raise ValueError(f"points must be one-dimensional for this class, got shape {x.shape}")
+        x = x[:, 0]
+    return x
+
+
+def _points_nd(points):
+    x = as_float_array(points, "points", ndim=(1, 2))
+    return x[:, None] if x.ndim == 1 else x
+
+
+def _check_m(m):
+    if m > 20:
+        raise ValueError(f"exact enumeration needs at most 20 points, got {m}")
+
+
+def is_realizable(points, labels, concept_class):
+    """True when some concept of the class labels ``points`` exactly as ``labels`` (0/1).
+
+    For ``"halfplanes"`` this solves the feasibility LP
+    :math:`(2y_i - 1)(w^\\top x_i + b) \\ge 1` with :func:`scipy.optimize.linprog`
+    (strict separation, rescaled).  For ``"rectangles"`` (and intervals, thresholds) a
+    labelling is realizable iff the bounding box of the positives contains no negative.
+    """
+    y = np.asarray(labels)
+    n_points = len(points)
+    if y.ndim != 1 or y.size != n_points:
+        raise ValueError(f"labels must be a 1-D array with one entry per point ({n_points}), "
+                         f"got shape {y.shape}")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("labels must contain only 0 and 1")
+    y = y.astype(int)
+    if isinstance(concept_class, str):
+        if concept_class == "halfplanes":
+            return _halfspace_feasible(_points_nd(points), y)
+        if concept_class in ("rectangles", "intervals"):
+            X = _points_nd(points) if concept_class == "rectangles" else _points_1d(points)[:, None]
+            return _box_realizable(X, y)
+        if concept_class == "thresholds":
+            x = _points_1d(points)
+            if not y.any():
+                return True
+            return bool(np.all(x[y == 0] < x[y == 1].min()))
+        raise ValueError(
+            f"concept_class must be one of {BUILTIN_CLASSES} or a list of callables, "
+            f"got {concept_class!r}"
+        )
+    return tuple(y) in set(map(tuple, dichotomies(points, concept_class)))
+
+
+def _box_realizable(X, y):
+    pos = y == 1
+    if not pos.any():
+        return True
+    lo, up = X[pos].min(axis=0), X[pos].max(axis=0)
+    inside = np.all((X >= lo) & (X <= up), axis=1)
+    return not bool(np.any(inside & ~pos))
+
+
+def _halfspace_feasible(X, y):
+    return _separator(X, y) is not None
+
+
+def _separator(X, y):
+    n, d = X.shape
+    if y.min() == y.max():
+        return np.zeros(d), (1.0 if y[0] == 1 else -1.0)
+    s = 2.0 * y - 1.0
+    # variables (w, b); constraints -s_i (w.x_i + b) <= -1
+    A = -s[:, None] * np.hstack([X, np.ones((n, 1))])
+    res = linprog(np.zeros(d + 1), A_ub=A, b_ub=-np.ones(n),
+                  bounds=[(None, None)] * (d + 1), method="highs")
+    if res.status not in (0, 2):
+        raise RuntimeError(f"linprog failed: {res.message}")
+    if res.status == 2:
+        return None
+    return res.x[:d], float(res.x[d])
+
+
+def separating_halfplane(points, labels):
+    r"""A half-space :math:`\{x : w^\top x + b \ge 0\}` that realises ``labels`` (0/1).
+
+    Solves the feasibility LP :math:`(2y_i - 1)(w^\top x_i + b) \ge 1` with
+    :func:`scipy.optimize.linprog`.  Returns ``(w, b)``, or ``None`` when no half-space
+    produces the labelling.  For a constant labelling ``w = 0`` and ``b = +1`` or ``-1``.
+
+    See the chapter "The VC dimension", section "Half-planes".
+    """
+    X = _points_nd(points)
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.size != X.shape[0]:
+        raise ValueError(f"labels must be a 1-D array with one entry per point ({X.shape[0]}), "
+                         f"got shape {y.shape}")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("labels must contain only 0 and 1")
+    return _separator(X, y.astype(int))
+
+
+def dichotomies(points, concept_class):
+    """The set :math:`\\Pi_C(S)` of labellings the class induces on ``points``.
+
+    Returns
+    -------
+    ndarray of shape (n_dichotomies, m), dtype int
+        The distinct 0/1 rows, sorted lexicographically; ``len(...)`` is
+        :math:`|\\Pi_C(S)|`.
+
+    See the chapter "The VC dimension", section "Shattering".
+    """
+    if isinstance(concept_class, str):
+        if concept_class not in BUILTIN_CLASSES:
+            raise ValueError(
+                f"concept_class must be one of {BUILTIN_CLASSES} or a list of callables, "
+                f"got {concept_class!r}"
+            )
+        if concept_class == "thresholds":
+            x = _points_1d(points)
+            cuts = np.concatenate([np.unique(x), [np.inf]])
+            rows = {tuple((x >= t).astype(int)) for t in cuts}
+        elif concept_class == "intervals":
+            x = _points_1d(points)
+            v = np.unique(x)
+            rows = {tuple([0] * x.size)}
+            for i in range(v.size):
+                for j in range(i, v.size):
+                    rows.add(tuple(((x >= v[i]) & (x <= v[j])).astype(int)))
+        else:
+            X = _points_nd(points)
+            _check_m(X.shape[0])
+            rows = {
+                lab for lab in itertools.product((0, 1), repeat=X.shape[0])
+                if is_realizable(X, np.array(lab, dtype=int), concept_class)
+            }
+    else:
+        try:
+            concepts = list(concept_class)
+        except TypeError:
+            raise TypeError("concept_class must be a string or a list of callables") from None
+        if not concepts or not all(callable(c) for c in concepts):
+            raise ValueError("a finite concept_class must be a non-empty list of callables")
+        pts = list(points) if not isinstance(points, np.ndarray) else list(points)
+        rows = set()
+        for c in concepts:
+            lab = tuple(int(c(p)) for p in pts)
+            if not set(lab) <= {0, 1}:
+                raise ValueError("concepts must return 0 or 1")
+            rows.add(lab)
+    m = len(next(iter(rows)))
+    out = np.array(sorted(rows), dtype=int).reshape(len(rows), m)
+    return out
+
+
+def is_shattered(points, concept_class):
+    """True iff the class realises all :math:`2^m` labellings of the ``m`` points.
+
+    See the chapter "The VC dimension", section "Shattering".
+    """
+    d = dichotomies(points, concept_class)
+    return d.shape[0] == 2 ** d.shape[1]
+
+
+def vc_dimension(concept_class, domain):
+    """VC dimension of a class restricted to a finite ``domain`` (exact, by enumeration).
+
+    Tries subsets of increasing size; the answer is the largest size with a shattered
+    subset.  Exponential in the size of ``domain``: keep it small (at most 12 points).
+    """
+    pts = list(domain) if not isinstance(domain, np.ndarray) else list(domain)
+    if len(pts) > 12:
+        raise ValueError(f"domain has {len(pts)} points; at most 12 are supported")
+    best = 0
+    for k in range(1, len(pts) + 1):
+        found = any(
+            is_shattered(_subset(domain, idx), concept_class)
+            for idx in itertools.combinations(range(len(pts)), k)
+        )
+        if not found:
+            break
+        best = k
+    return best
+
+
+def _subset(domain, idx):
+    if isinstance(domain, np.ndarray):
+        return domain[list(idx)]
+    return [domain[i] for i in idx]
+
+
+def growth_function(concept_class, m, *, domain=None, n_configurations=20, random_state=0):
+    """The growth function :math:`\\Pi_C(m) = \\max_{|S|=m} |\\Pi_C(S)|`.
+
+    * A finite class (list of callables) with a finite ``domain``: exact, the maximum over
+      every ``m``-subset of ``domain``.
+    * ``"thresholds"``, ``"intervals"``: every set of ``m`` distinct points gives the same
+      count, so one set is enumerated (exact: :math:`m+1` and :math:`m(m+1)/2+1`).
+    * ``"halfplanes"`` in the plane: every set in general position gives the maximum, and
+      random points are in general position with probability one.
+    * ``"rectangles"`` (and half-planes in higher dimension): the maximum over
+      ``n_configurations`` random point sets in the unit square, a *lower* estimate that
+      is exact whenever one of them attains the maximum.
+
+    Parameters
+    ----------
+    concept_class : str or list of callables
+    m : int >= 1
+    domain : array_like, optional
+        Required for a finite class (its points).  For ``"rectangles"`` and
+        ``"halfplanes"`` only its number of columns is used, as the dimension of the
+        random configurations (default 2).
+    n_configurations : int, default=20
+        Random configurations tried for ``"rectangles"`` (and half-spaces beyond the plane).
+    random_state : int, RandomState instance or None, default=0
+
+    See the chapter "The VC dimension", section "The growth function".
+    """
+    m = check_positive_int(m, "m")
+    if not isinstance(concept_class, str):
+        if domain is None:
+            raise ValueError("a finite concept_class needs a finite domain")
+        pts = list(domain)
+        if m > len(pts):
+            raise ValueError(f"m={m} is larger than the domain ({len(pts)} points)")
+        return max(
+            len(dichotomies(_subset(domain, idx), concept_class))
+            for idx in itertools.combinations(range(len(pts)), m)
+        )
+    rng = check_random_state(random_state)
+    if concept_class in ("thresholds", "intervals"):
+        return len(dichotomies(np.arange(m, dtype=float), concept_class))
+    n_features = 2 if domain is None else _points_nd(domain).shape[1]
+    _check_m(m)
+    n_conf = 1 if (concept_class == "halfplanes" and n_features == 2) else int(n_configurations)
+    best = 0
+    for _ in range(n_conf):
+        best = max(best, len(dichotomies(rng.random_sample((m, n_features)), concept_class)))
+        if best == 2**m:
+            break
+    return best
+
+
+def sauer_bound(m, d):
+    """:math:`\\Phi_d(m) = \\sum_{i=0}^{d} \\binom{m}{i}`, Sauer's bound on the growth function.
+
+    An exact Python integer.  It satisfies :math:`\\Phi_d(m) = \\Phi_d(m-1) +
+    \\Phi_{d-1}(m-1)` with :math:`\\Phi_d(0) = \\Phi_0(m) = 1`, and equals :math:`2^m` for
+    :math:`m \\le d`.
+
+    See the chapter "The VC dimension", section "Sauer's lemma".
+    """
+    m = _check_nonneg_int(m, "m")
+    d = _check_nonneg_int(d, "d")
+    return sum(math.comb(m, i) for i in range(min(d, m) + 1))
+
+
+def sauer_exponential_bound(m, d):
+    """:math:`(em/d)^d`, which bounds :math:`\\Phi_d(m)` for :math:`m \\ge d \\ge 1`."""
+    m = _check_nonneg_int(m, "m")
+    d = check_positive_int(d, "d")
+    return (math.e * m / d) ** d
+
+
+def _check_nonneg_int(k, name):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(k).__name__}")
+    if k < 0:
+        raise ValueError(f"{name} must be non-negative, got {k}")
+    return int(k)
+
+
+# ----------------------------------------------------------------------------- sine class
+
+
+def sine_points(m):
+    """The points :math:`x_i = 10^{-i}`, :math:`i = 1, \\dots, m`, shattered by
+    :math:`\\{x \\mapsto [\\sin(\\omega x) > 0]\\}`."""
+    m = check_positive_int(m, "m")
+    if m > 12:
+        raise ValueError("m must be at most 12 (floating point limits the construction)")
+    return 10.0 ** -np.arange(1, m + 1)
+
+
+def sine_frequency(labels):
+    """Frequency :math:`\\omega = \\pi(1 + \\sum_i (1 - y_i) 10^i)` that gives the labels
+    ``y`` (0/1) on :func:`sine_points`: :math:`[\\sin(\\omega x_i) > 0] = y_i`."""
+    y = np.asarray(labels)
+    if y.ndim != 1 or not np.all((y == 0) | (y == 1)):
+        raise ValueError("labels must be a 1-D array of 0/1")
+    if y.size > 12:
+        raise ValueError("at most 12 labels are supported")
+    return math.pi * (1 + sum(int(1 - yi) * 10 ** (i + 1) for i, yi in enumerate(y)))
+
+
+def sine_labels(omega, x):
+    """Labels :math:`[\\sin(\\omega x) > 0]` as 0/1 integers."""
+    return (np.sin(float(omega) * np.asarray(x, dtype=float)) > 0).astype(int)
+
+
+# ----------------------------------------------------------------------------- double sampling
+
+
+def balls_probability(m, l):
+    """Probability that all ``l`` red balls land in the second half when ``2m`` balls are
+    split at random into two halves of ``m``: :math:`\\binom{m}{l}/\\binom{2m}{l} =
+    \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`."""
+    m = check_positive_int(m, "m")
+    l = _check_nonneg_int(l, "l")
+    if l > 2 * m:
+        raise ValueError(f"l={l} exceeds the number of balls 2m={2 * m}")
+    return math.comb(m, l) / math.comb(2 * m, l)
+
+
+def chernoff_lower_tail_bound(mu, psi):
+    """Chernoff's lower tail :math:`P(Z < (1-\\psi)\\mu) \\le e^{-\\mu\\psi^2/2}`."""
+    mu = float(mu)
+    if not mu > 0:
+        raise ValueError(f"mu must be positive, got {mu}")
+    psi = check_in_open_interval(psi, "psi")
+    return math.exp(-mu * psi**2 / 2)
+
+
+def double_sampling_bound(m, eps, d, growth="exponential"):
+    r"""Bound on the probability that a consistent learner has error above ε.
+
+    The double-sampling argument gives, for :math:`m \ge (8/\varepsilon)\ln 2`,
+
+    .. math::
+
+        P(\exists h \in C \text{ consistent}, \mathrm{err}(h) > \varepsilon)
+        \le 2\,\Pi_C(2m)\,2^{-\varepsilon m/2}
+        \le 2\,\Phi_d(2m)\,2^{-\varepsilon m/2}
+        \le 2\,(2em/d)^d\,2^{-\varepsilon m/2}.
+
+    ``growth="exponential"`` uses :math:`(2em/d)^d`, ``growth="exact"`` uses
+    :math:`\Phi_d(2m)`.  Below :math:`m = (8/\varepsilon)\ln 2` the argument does not
+    apply and the trivial bound 1 is returned.  Otherwise the value is returned as
+    computed, even when it exceeds 1.
+
+    See the chapter "The double-sampling theorem".
+    """
+    m = check_positive_int(m, "m")
+    eps = check_in_open_interval(eps, "eps")
+    d = check_positive_int(d, "d")
+    if m < 8 / eps * math.log(2):
+        return 1.0
+    if growth == "exponential":
+        log2_growth = d * math.log2(2 * math.e * m / d)
+    elif growth == "exact":
+        log2_growth = math.log2(sauer_bound(2 * m, d))
+    else:
+        raise ValueError(f"growth must be 'exponential' or 'exact', got {growth!r}")
+    return 2.0 ** (1 + log2_growth - eps * m / 2)
+
+
+def vc_sample_size(eps, delta, d, growth="exponential"):
+    r"""Smallest :math:`m \ge \max(d/2, (8/\varepsilon)\ln 2)` with
+    :math:`G(2m)\,2^{-\varepsilon m/2} \le \delta/2`.
+
+    :math:`G(2m)` is :math:`(2em/d)^d` (``growth="exponential"``) or :math:`\Phi_d(2m)`
+    (``growth="exact"``).  Any consistent learner for a class of VC dimension ``d`` then
+    has :math:`P(\mathrm{err} > \varepsilon) \le \delta` (Theorem 11 of the notes, with the
+    constant made explicit).
+
+    See the chapter "The double-sampling theorem", section "Sample sizes".
+    """
+    eps = check_in_open_interval(eps, "eps")
+    delta = check_in_open_interval(delta, "delta")
+    d = check_positive_int(d, "d")
+    if growth not in ("exponential", "exact"):
+        raise ValueError(f"growth must be 'exponential' or 'exact', got {growth!r}")
+    m = max(math.ceil(d / 2), math.ceil(8 / eps * math.log(2)), 1)
+
+    def ok(k):
+        if growth == "exponential":
+            lg = d * math.log2(2 * math.e * k / d)
+        else:
+            lg = math.log2(sauer_bound(2 * k, d))
+        return lg - eps * k / 2 <= math.log2(delta / 2)
+
+    # exponential search for an upper end, then bisection (the condition is monotone
+    # beyond its first crossing for these m; a final linear scan confirms minimality).
+    hi = m
+    while not ok(hi):
+        hi *= 2
+    lo = m
+    if ok(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def margin_vc_bound(radius, margin, n_features):
+    r"""Upper bound on the VC dimension of separating hyperplanes with margin γ on data
+    of norm at most R in :math:`\mathbb{R}^n`: :math:`\min(\lceil R^2/\gamma^2\rceil, n) + 1`.
+
+    See the chapter "The double-sampling theorem", section "Margins".
+    """
+    R = float(radius)
+    g = float(margin)
+    if not (R > 0 and g > 0):
+        raise ValueError(f"radius and margin must be positive, got {radius}, {margin}")
+    n = check_positive_int(n_features, "n_features")
+    return int(min(math.ceil(R**2 / g**2), n) + 1)
