@@ -45,8 +45,9 @@ def make_data(kind: str, n: int, seed: int = 0):
     if kind == "kernel":
         return rng.normal(size=(n, 10)), None
     if kind == "classes":
-        X, y = make_classification(n_samples=n, n_features=50, n_informative=10, n_classes=3,
-                                   n_clusters_per_class=1, random_state=seed)
+        # no redundant (collinear) features: lecturelib's LDA refuses a singular S_w
+        X, y = make_classification(n_samples=n, n_features=50, n_informative=10, n_redundant=0,
+                                   n_classes=3, n_clusters_per_class=1, random_state=seed)
         return X, y
     if kind == "views":
         Z = rng.normal(size=(n, 5))

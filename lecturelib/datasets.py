@@ -183,6 +183,69 @@ def conic_classes(n=150, seed=0):
 
 # --- Chapter 5: PCA, LDA, CCA -----------------------------------------------------------
 
+
+def planets():
+    """The nine planets of the representation-learning slides (Sebban & Habrard, PCA).
+
+    Returns ``(names, X, feature_names)``: ``X`` has one row per planet and the columns
+    distance to the Sun [AU], equatorial diameter [km] and density [g/cm^3].
+    """
+    names = ["Mercury", "Venus", "Earth", "Mars", "Jupiter", "Saturn", "Uranus", "Neptune", "Pluto"]
+    X = np.array([
+        [0.387, 4878, 5.42], [0.723, 12104, 5.25], [1.000, 12756, 5.52],
+        [1.524, 6787, 3.94], [5.203, 142800, 1.31], [9.539, 120660, 0.69],
+        [19.18, 51118, 1.29], [30.06, 49528, 1.64], [39.53, 2300, 2.03],
+    ])
+    return names, X, ["distance (AU)", "diameter (km)", "density (g/cm3)"]
+
+
+def student_grades():
+    """Four students' grades in two exams (the slides' feature-extraction example).
+
+    Returns ``(names, X)`` with ``X`` of shape (4, 2): exam 1, exam 2.
+    """
+    return ["A", "B", "C", "D"], np.array([[20.0, 20.0], [5.0, 6.0], [20.0, 14.0], [10.0, 5.0]])
+
+
+def pca_exercise_points():
+    """The eight 2-D points of the slides' PCA exercise, shape (8, 2)."""
+    return np.array([[1, 2], [3, 3], [3, 5], [5, 4], [5, 6], [6, 5], [8, 7], [9, 8]], dtype=float)
+
+
+def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_state=0):
+    """Points on concentric circles with radial Gaussian noise (the kernel-PCA illustration).
+
+    Returns ``(X, y)``: ``X`` of shape (n_per_ring * len(radii), 2) and the ring index ``y``.
+    A radius of 0 gives a blob of standard deviation ``noise`` at the origin.
+    """
+    rng = np.random.default_rng(random_state)
+    Xs, ys = [], []
+    for j, r in enumerate(radii):
+        angle = rng.uniform(0, 2 * np.pi, n_per_ring)
+        if r == 0:
+            pts = noise * rng.normal(size=(n_per_ring, 2))
+        else:
+            rad = r + noise * rng.normal(size=n_per_ring)
+            pts = np.c_[rad * np.cos(angle), rad * np.sin(angle)]
+        Xs.append(pts)
+        ys.append(np.full(n_per_ring, j))
+    return np.vstack(Xs), np.concatenate(ys)
+
+
+def elongated_classes(n_per_class=200, random_state=0):
+    """Two long, thin parallel classes (the situation of the notes' Fig. 5.1).
+
+    The class centres differ more along the first axis, but the classes overlap there;
+    along the second axis they are separated.  Returns ``(X, y)``.
+    """
+    rng = np.random.default_rng(random_state)
+    cov = np.array([[4.0, 0.0], [0.0, 0.15]])
+    L = np.linalg.cholesky(cov)
+    X0 = rng.normal(size=(n_per_class, 2)) @ L.T + [-1.0, -0.6]
+    X1 = rng.normal(size=(n_per_class, 2)) @ L.T + [1.0, 0.6]
+    return np.vstack([X0, X1]), np.repeat([0, 1], n_per_class)
+
+
 # --- end Chapter 5 ---
 
 # --- Chapter 6: clustering --------------------------------------------------------------

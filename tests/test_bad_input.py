@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, em, hpca, kernels, maxent, pac, subspace, svm, vc
+from lecturelib import bayes, clustering, em, hpca, kernels, maxent, pac, spectral, subspace, svm, vc
 
 NAN = np.nan
 INF = np.inf
@@ -177,6 +177,23 @@ CASES = [
     ("vc.sauer_bound negative d", lambda: vc.sauer_bound(10, -1), ValueError, "d must be non-negative"),
     ("vc.vc_sample_size eps", lambda: vc.vc_sample_size(3, 0, 0.1), ValueError, "eps"),
     ("vc.double_sampling_bound eps", lambda: vc.double_sampling_bound(10, 3, 2.0), ValueError, "eps"),
+    # ---------------------------------------------------------------- spectral
+    ("spectral.PCA k larger than n", lambda: spectral.PCA(10).fit(np.ones((5, 3))), ValueError, "larger than"),
+    ("spectral.PCA nan", lambda: spectral.PCA().fit([[1.0, NAN], [2.0, 3.0]]), ValueError, "NaN"),
+    ("spectral.PCA one sample", lambda: spectral.PCA().fit(np.ones((1, 3))), ValueError, "1 sample"),
+    ("spectral.KernelPCA non-PSD", lambda: spectral.KernelPCA(kernel="precomputed").fit([[1.0, 2.0], [2.0, 1.0]]),
+     ValueError, "positive semi-definite"),
+    ("spectral.KernelPCA k larger than n", lambda: spectral.KernelPCA(50).fit(np.eye(5)), ValueError, "larger than"),
+    ("spectral.LDA one class", fit(spectral.LDA(), X_OK, np.zeros(20)), ValueError, "two classes"),
+    ("spectral.LDA singular within-class scatter", fit(spectral.LDA(), np.c_[X_OK, X_OK[:, 0]], Y_OK),
+     ValueError, "singular"),
+    ("spectral.LDA inf", fit(spectral.LDA(), np.where(X_OK > 1, INF, X_OK), Y_OK), ValueError, "infinity"),
+    ("spectral.CCA mismatched lengths", lambda: spectral.CCA().fit(np.ones((5, 2)), np.ones((6, 2))),
+     ValueError, "inconsistent"),
+    ("spectral.CCA k larger than rank", lambda: spectral.CCA(3).fit(np.eye(6)[:, :2], np.eye(6)[:, 2:5]),
+     ValueError, "larger than"),
+    ("spectral.KernelCCA reg outside [0, 1]", lambda: spectral.KernelCCA(reg=1.5).fit(np.eye(4), np.eye(4)),
+     ValueError, "reg"),
 ]
 
 

@@ -1,0 +1,412 @@
+"""Chapter 5 (lecturelib.spectral): PCA, kernel PCA, LDA, CCA and kernel CCA, cross-checked
+against scikit-learn, SciPy and closed forms, with the worked examples of the sources."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import linalg
+from sklearn import decomposition
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+from lecturelib import datasets
+from lecturelib.bayes import GaussianBayesClassifier
+from lecturelib.spectral import CCA, LDA, PCA, KernelCCA, KernelPCA
+
+
+def correlated(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) + rng.normal(size=d)
+
+
+def same_up_to_sign(A, B, atol=1e-8):
+    """Columns of A and B equal up to the sign of each column."""
+    signs = np.sign(np.sum(A * B, axis=0))
+    return np.allclose(A, B * signs, atol=atol)
+
+
+# ----------------------------------------------------------------------------- PCA
+
+
+@pytest.mark.parametrize("n, d, k", [(200, 6, 3), (40, 120, 5), (30, 30, 20)])
+def test_pca_matches_sklearn(n, d, k):
+    X = correlated(n, d) if d <= n else np.random.default_rng(1).normal(size=(n, d))
+    ours, ref = PCA(k).fit(X), decomposition.PCA(k, svd_solver="full").fit(X)
+    assert ours.solver_ == ("gram" if d > n else "covariance")
+    assert same_up_to_sign(ours.components_.T, ref.components_.T, atol=1e-7)
+    np.testing.assert_allclose(ours.explained_variance_, ref.explained_variance_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_, rtol=1e-9,
+                               atol=1e-12)
+    np.testing.assert_allclose(ours.singular_values_, ref.singular_values_, rtol=1e-9)
+    assert same_up_to_sign(ours.transform(X), ref.transform(X), atol=1e-7)
+
+
+def test_pca_routes_give_the_same_subspace_and_orthonormal_axes():
+    X = np.random.default_rng(2).normal(size=(25, 80))
+    cov, gram = PCA(6, solver="covariance").fit(X), PCA(6, solver="gram").fit(X)
+    P1 = cov.components_.T @ cov.components_
+    P2 = gram.components_.T @ gram.components_
+    np.testing.assert_allclose(P1, P2, atol=1e-10)
+    np.testing.assert_allclose(gram.components_ @ gram.components_.T, np.eye(6), atol=1e-12)
+    np.testing.assert_allclose(cov.explained_variance_, gram.explained_variance_, rtol=1e-10)
+
+
+def test_pca_eigenfaces_sized_problem_of_the_notes():
+    """n = 2500 pixels, m = 100 images: 99 non-zero eigenvalues after centring (E5.1, C5.3)."""
+    X = np.random.default_rng(3).normal(size=(100, 2500))
+    full = PCA(100).fit(X)
+    assert full.solver_ == "gram"
+    nonzero = np.sum(full.singular_values_ > 1e-8 * full.singular_values_[0])
+    assert nonzero == 99
+    pca = PCA(10).fit(X)
+    U = pca.components_.T
+    Xc = X - X.mean(0)
+    np.testing.assert_allclose(U.T @ U, np.eye(10), atol=1e-12)
+    np.testing.assert_allclose(Xc.T @ (Xc @ U), U * pca.singular_values_**2, rtol=1e-9, atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["covariance", "gram"])
+def test_reconstruction_error_is_sum_of_discarded_eigenvalues(solver):
+    X = correlated(60, 8, seed=4)
+    q = 3
+    pca = PCA(q, solver=solver, ddof=0).fit(X)
+    err = np.sum((X - pca.inverse_transform(pca.transform(X))) ** 2) / len(X)
+    eig = np.linalg.eigvalsh(np.cov(X.T, bias=True))[::-1]
+    assert err == pytest.approx(eig[q:].sum(), rel=1e-10)
+    assert err == pytest.approx(pca.total_variance_ - pca.explained_variance_.sum(), rel=1e-9)
+    # PCA beats random orthonormal q-subspaces (C5.2)
+    rng = np.random.default_rng(0)
+    Xc = X - X.mean(0)
+    for _ in range(50):
+        Q = np.linalg.qr(rng.normal(size=(8, q)))[0]
+        assert np.sum((Xc - Xc @ Q @ Q.T) ** 2) / len(X) >= err - 1e-12
+
+
+def test_pca_components_are_decorrelated_with_variances_lambda():
+    X = correlated(500, 4, seed=5)
+    pca = PCA().fit(X)
+    C = np.cov(pca.transform(X).T)
+    np.testing.assert_allclose(np.diag(C), pca.explained_variance_, rtol=1e-10)
+    assert np.max(np.abs(C - np.diag(np.diag(C)))) < 1e-9 * C.max()
+
+
+def test_pca_slides_exercise_closed_form():
+    """The 8-point exercise: lambda = (39 +- sqrt(1277))/8, u1 from (Sigma - lambda1 I) u1 = 0."""
+    X = datasets.pca_exercise_points()
+    pca = PCA(ddof=0).fit(X)
+    lam = np.array([(39 + np.sqrt(1277)) / 8, (39 - np.sqrt(1277)) / 8])
+    np.testing.assert_allclose(pca.explained_variance_, lam, rtol=1e-12)
+    u1 = np.array([4.25, lam[0] - 6.25])
+    u1 /= np.linalg.norm(u1)
+    np.testing.assert_allclose(pca.components_[0], u1, atol=1e-12)
+    assert pca.explained_variance_ratio_[0] == pytest.approx(lam[0] / 9.75)
+    assert pca.transform(X[:1])[0, 0] == pytest.approx(u1 @ (X[0] - [5, 5]))
+    # with 1/(n-1) the axes and ratios stay, the variances scale by n/(n-1)
+    pca1 = PCA(ddof=1).fit(X)
+    np.testing.assert_allclose(pca1.explained_variance_, lam * 8 / 7, rtol=1e-12)
+
+
+def test_pca_students_closed_form():
+    X = datasets.student_grades()[1]
+    lam = (639 + np.array([1, -1]) * np.sqrt(320521)) / 16
+    np.testing.assert_allclose(PCA(ddof=0).fit(X).explained_variance_, lam, rtol=1e-12)
+
+
+def test_pca_planets_raw_vs_standardised():
+    _, X, _ = datasets.planets()
+    raw = PCA(ddof=0).fit(X)
+    assert raw.explained_variance_ratio_[0] > 0.9999
+    assert np.argmax(np.abs(raw.components_[0])) == 1  # the diameter axis
+    Z = (X - X.mean(0)) / X.std(0)
+    std = PCA(ddof=0).fit(Z)
+    np.testing.assert_allclose(std.explained_variance_, np.linalg.eigvalsh(np.corrcoef(X.T))[::-1],
+                               rtol=1e-10)
+    assert std.explained_variance_.sum() == pytest.approx(3.0)
+
+
+# ----------------------------------------------------------------------------- kernel PCA
+
+
+@pytest.mark.parametrize("kernel, params", [("rbf", {"gamma": 0.3}), ("poly", {"degree": 2, "gamma": 0.5}),
+                                            ("linear", {})])
+def test_kernel_pca_matches_sklearn(kernel, params):
+    X = correlated(80, 4, seed=6)
+    Xnew = correlated(10, 4, seed=7)
+    ours = KernelPCA(5, kernel=kernel, **params).fit(X)
+    ref = decomposition.KernelPCA(5, kernel=kernel, eigen_solver="dense", **params).fit(X)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
+    assert same_up_to_sign(ours.transform(Xnew), ref.transform(Xnew), atol=1e-7)
+    assert same_up_to_sign(ours.fit_transform(X), ref.fit_transform(X), atol=1e-7)
+
+
+def test_kernel_pca_with_linear_kernel_is_pca():
+    X = correlated(50, 5, seed=8)
+    k = KernelPCA(3, kernel="linear").fit(X)
+    p = PCA(3, ddof=0).fit(X)
+    assert same_up_to_sign(k.transform(X), p.transform(X), atol=1e-9)
+    np.testing.assert_allclose(k.eigenvalues_ / len(X), p.explained_variance_, rtol=1e-10)
+    # the kernel distance to the subspace is the PCA residual (C5.4)
+    Xnew = correlated(7, 5, seed=9)
+    resid = np.sum((Xnew - p.inverse_transform(p.transform(Xnew))) ** 2, axis=1)
+    np.testing.assert_allclose(k.squared_distance_to_subspace(Xnew), resid, rtol=1e-8)
+
+
+def poly2_features(X):
+    """Explicit feature map of k(x, z) = (x'z + 1)^2 in two dimensions."""
+    x1, x2 = X[:, 0], X[:, 1]
+    r2 = np.sqrt(2)
+    return np.c_[x1**2, x2**2, r2 * x1 * x2, r2 * x1, r2 * x2, np.ones(len(X))]
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_kernel_pca_distance_matches_explicit_feature_map(center):
+    rng = np.random.default_rng(10)
+    X, Xnew = rng.normal(size=(40, 2)), rng.normal(size=(6, 2))
+    kp = KernelPCA(3, kernel="poly", degree=2, gamma=1.0, coef0=1.0, center=center).fit(X)
+    F, Fnew = poly2_features(X), poly2_features(Xnew)
+    mu = F.mean(0) if center else np.zeros(F.shape[1])
+    w, V = np.linalg.eigh((F - mu).T @ (F - mu))
+    U = V[:, ::-1][:, :3]
+    R = (Fnew - mu) - (Fnew - mu) @ U @ U.T
+    np.testing.assert_allclose(kp.squared_distance_to_subspace(Xnew), np.sum(R**2, axis=1), atol=1e-9)
+    assert same_up_to_sign(kp.transform(Xnew), (Fnew - mu) @ U, atol=1e-8)
+
+
+def test_kernel_pca_rbf_distances_positive_and_precomputed_agrees():
+    rng = np.random.default_rng(11)
+    X, Xnew = rng.normal(size=(50, 2)), rng.normal(size=(10, 2))
+    kp = KernelPCA(5, kernel="rbf", gamma=0.5, center=False).fit(X)
+    d = kp.squared_distance_to_subspace(Xnew)
+    assert np.all(d > 0)
+    from sklearn.metrics.pairwise import rbf_kernel
+    pre = KernelPCA(5, kernel="precomputed", center=False).fit(rbf_kernel(X, gamma=0.5))
+    np.testing.assert_allclose(pre.squared_distance_to_subspace(rbf_kernel(Xnew, X, gamma=0.5),
+                                                                diag=np.ones(10)), d, atol=1e-10)
+
+
+def test_kernel_pca_rings_uncentred_separates():
+    """Radii (0, 1, 2), sigma = 1, uncentred: the first component orders the three sets."""
+    X, y = datasets.concentric_rings(random_state=0)
+    z = KernelPCA(1, kernel="rbf", gamma=0.5, center=False).fit_transform(X)[:, 0]
+    lo = [z[y == c].min() for c in range(3)]
+    hi = [z[y == c].max() for c in range(3)]
+    order = np.argsort([np.median(z[y == c]) for c in range(3)])
+    assert all(hi[order[i]] < lo[order[i + 1]] for i in range(2))
+
+
+# ----------------------------------------------------------------------------- LDA
+
+
+def two_gaussians(n0, n1, seed=0):
+    rng = np.random.default_rng(seed)
+    cov = np.array([[3.0, 1.2], [1.2, 0.8]])
+    L = np.linalg.cholesky(cov)
+    X = np.r_[rng.normal(size=(n0, 2)) @ L.T, rng.normal(size=(n1, 2)) @ L.T + [1.0, -1.0]]
+    return X, np.r_[np.zeros(n0, int), np.ones(n1, int)]
+
+
+def test_lda_two_class_direction_and_sklearn():
+    X, y = two_gaussians(300, 500)
+    lda = LDA().fit(X, y)
+    m0, m1 = X[y == 0].mean(0), X[y == 1].mean(0)
+    Sw = sum((X[y == c] - X[y == c].mean(0)).T @ (X[y == c] - X[y == c].mean(0)) for c in (0, 1)) / len(X)
+    w = np.linalg.solve(Sw, m1 - m0)
+    np.testing.assert_allclose(lda.coef_[0], w, rtol=1e-10)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(lda.coef_, ref.coef_, rtol=1e-9)
+    np.testing.assert_allclose(lda.intercept_, ref.intercept_, rtol=1e-9)
+    np.testing.assert_allclose(lda.predict_proba(X), ref.predict_proba(X), atol=1e-10)
+    s = lda.scalings_[:, 0]
+    assert abs(s @ w) / (np.linalg.norm(s) * np.linalg.norm(w)) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_lda_multiclass_directions_match_sklearn_eigen_solver():
+    from sklearn.datasets import load_wine
+    X, y = load_wine(return_X_y=True)
+    ours = LDA().fit(X, y)
+    ref = LinearDiscriminantAnalysis(solver="eigen").fit(X, y)
+    S = ref.scalings_[:, :2]
+    # same directions up to scale and sign
+    for j in range(2):
+        a, b = ours.scalings_[:, j], S[:, j]
+        assert abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b)) == pytest.approx(1.0, abs=1e-8)
+    np.testing.assert_allclose(ours.explained_variance_ratio_, ref.explained_variance_ratio_[:2], rtol=1e-8)
+    assert np.mean(ours.predict(X) == ref.predict(X)) == 1.0
+
+
+def test_lda_transform_whitens_within_class_scatter_and_maximises_j():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    lda = LDA().fit(X, y)
+    Z = lda.transform(X)
+    Sw_z = sum((Z[y == c] - Z[y == c].mean(0)).T @ (Z[y == c] - Z[y == c].mean(0)) for c in range(3)) / len(Z)
+    np.testing.assert_allclose(Sw_z, np.eye(2), atol=1e-10)
+    J = lambda w: (w @ lda.between_scatter_ @ w) / (w @ lda.covariance_ @ w)  # noqa: E731
+    top = linalg.eigh(lda.between_scatter_, lda.covariance_, eigvals_only=True)[-1]
+    assert J(lda.scalings_[:, 0]) == pytest.approx(top, rel=1e-10)
+    rng = np.random.default_rng(0)
+    assert all(J(rng.normal(size=4)) <= top + 1e-12 for _ in range(200))
+
+
+def test_lda_boundary_is_the_bayes_boundary_of_chapter_1():
+    X, y = two_gaussians(400, 400, seed=3)
+    lda = LDA().fit(X, y)
+    bayes = GaussianBayesClassifier(shared_covariance=True).fit(X, y)
+    np.testing.assert_allclose(lda.coef_, bayes.coef_, rtol=1e-9)
+    np.testing.assert_allclose(lda.intercept_, bayes.intercept_, rtol=1e-9, atol=1e-12)
+    # (5.3): with equal priors the boundary passes through the midpoint of the means
+    mid = 0.5 * (lda.means_[0] + lda.means_[1])
+    assert lda.decision_function(mid[None])[0] == pytest.approx(0.0, abs=1e-10)
+
+
+def test_lda_between_scatter_factor_of_the_notes():
+    """BB' = ((l1^2 + l2^2)/l^2)(mu1 - mu2)(mu1 - mu2)' (the notes drop the factor)."""
+    X, y = two_gaussians(300, 700, seed=4)
+    m1, m2, mu = X[y == 0].mean(0), X[y == 1].mean(0), X.mean(0)
+    B = np.c_[m1 - mu, m2 - mu]
+    d = (m1 - m2)[:, None]
+    np.testing.assert_allclose(B @ B.T, (0.3**2 + 0.7**2) * d @ d.T, rtol=1e-10)
+
+
+def test_lda_singular_scatter_needs_shrinkage():
+    X, y = two_gaussians(50, 50)
+    Xs = np.c_[X, X[:, 0] + X[:, 1]]
+    with pytest.raises(ValueError, match="singular.*shrinkage"):
+        LDA().fit(Xs, y)
+    lda = LDA(shrinkage=0.2).fit(Xs, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=0.2).fit(Xs, y)
+    np.testing.assert_allclose(lda.coef_, ref.coef_, rtol=1e-8)
+
+
+# ----------------------------------------------------------------------------- CCA
+
+
+def two_views(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 3))
+    X = Z @ rng.normal(size=(3, 5)) + 0.5 * rng.normal(size=(n, 5))
+    Y = Z[:, :2] @ rng.normal(size=(2, 4)) + 0.8 * rng.normal(size=(n, 4))
+    return X, Y
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_cca_correlations_are_cosines_of_principal_angles(center):
+    X, Y = two_views()
+    Y = Y + 3.0
+    cca = CCA(center=center).fit(X, Y)
+    A, B = (X - X.mean(0), Y - Y.mean(0)) if center else (X, Y)
+    cos = np.cos(linalg.subspace_angles(A, B))
+    np.testing.assert_allclose(cca.correlations_, np.sort(cos)[::-1], atol=1e-10)
+    G, H = cca.transform(X, Y)
+    np.testing.assert_allclose(G.T @ G, np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(H.T @ H, np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(G.T @ H, np.diag(cca.correlations_), atol=1e-10)
+
+
+def test_cca_first_pair_matches_sklearn_and_pearson():
+    from sklearn.cross_decomposition import CCA as SkCCA
+    X, Y = two_views(seed=1)
+    ours = CCA(2).fit(X, Y)
+    g, h = ours.transform(X, Y)
+    for j in range(2):
+        assert np.corrcoef(g[:, j], h[:, j])[0, 1] == pytest.approx(ours.correlations_[j], rel=1e-10)
+    ref = SkCCA(n_components=1, max_iter=5000, tol=1e-12).fit(X, Y)
+    a, b = ref.transform(X, Y)
+    assert abs(np.corrcoef(a[:, 0], b[:, 0])[0, 1]) == pytest.approx(ours.correlations_[0], rel=1e-8)
+    assert same_up_to_sign(g[:, :1] / np.linalg.norm(g[:, 0]), a / np.linalg.norm(a), atol=1e-6)
+
+
+def test_cca_rank_deficient_view_is_refused():
+    X, Y = two_views()
+    with pytest.raises(ValueError, match="full column rank"):
+        CCA().fit(np.c_[X, X[:, 0]], Y)
+
+
+# ----------------------------------------------------------------------------- kernel CCA
+
+
+def test_kernel_cca_linear_unregularised_is_cca():
+    X, Y = two_views(seed=2)
+    k = KernelCCA(kernel="linear", reg=0.0).fit(X, Y)
+    c = CCA().fit(X, Y)
+    np.testing.assert_allclose(k.correlations_, c.correlations_, atol=1e-9)
+    assert same_up_to_sign(k.transform(X), c.transform(X), atol=1e-7)
+
+
+def test_kernel_cca_linear_regularised_matches_primal_closed_form():
+    X, Y = two_views(n=80, seed=3)
+    tau = 0.3
+    A, B = X - X.mean(0), Y - Y.mean(0)
+    Caa = (1 - tau) * A.T @ A + tau * np.eye(5)
+    Cbb = (1 - tau) * B.T @ B + tau * np.eye(4)
+    L = np.block([[np.zeros((5, 5)), A.T @ B], [B.T @ A, np.zeros((4, 4))]])
+    R = linalg.block_diag(Caa, Cbb)
+    rho = linalg.eigh(L, R, eigvals_only=True)[::-1][:4]
+    k = KernelCCA(n_components=4, kernel="linear", reg=tau).fit(X, Y)
+    np.testing.assert_allclose(k.correlations_, rho, rtol=1e-9)
+
+
+def test_kernel_cca_matches_the_lectures_generalised_eigenproblem():
+    """Uncentred RBF kernels are positive definite, so the 2m x 2m problem is solvable directly."""
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(40, 2)), rng.normal(size=(40, 3))
+    from sklearn.metrics.pairwise import rbf_kernel
+    Ka, Kb = rbf_kernel(X, gamma=0.5), rbf_kernel(Y, gamma=0.5)
+    tau, m = 0.2, 40
+    L = np.block([[np.zeros((m, m)), Ka @ Kb], [Kb @ Ka, np.zeros((m, m))]])
+    R = linalg.block_diag((1 - tau) * Ka @ Ka + tau * Ka, (1 - tau) * Kb @ Kb + tau * Kb)
+    rho = linalg.eigh(L, R, eigvals_only=True)[::-1][:3]
+    k = KernelCCA(n_components=3, kernel="rbf", gamma=0.5, reg=tau, center=False).fit(X, Y)
+    np.testing.assert_allclose(k.correlations_, rho, rtol=1e-6)
+    a, b = k.x_dual_coef_[:, 0], k.y_dual_coef_[:, 0]
+    assert a @ R[:m, :m] @ a == pytest.approx(1.0, rel=1e-6)
+    assert (a @ Ka @ Kb @ b) == pytest.approx(k.correlations_[0], rel=1e-6)
+    np.testing.assert_allclose(k.x_sq_norms_[0], a @ Ka @ a, rtol=1e-10)
+    pre = KernelCCA(n_components=3, kernel="precomputed", reg=tau, center=False).fit(Ka, Kb)
+    np.testing.assert_allclose(pre.correlations_, k.correlations_, rtol=1e-10)
+
+
+def test_kernel_cca_without_regularisation_overfits():
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(30, 2)), rng.normal(size=(30, 2))  # independent views
+    k = KernelCCA(n_components=3, kernel="rbf", gamma=1.0, reg=0.0).fit(X, Y)
+    np.testing.assert_allclose(k.correlations_, 1.0, atol=1e-6)
+    # with kernels scaled to eigenvalues <= 1, regularisation pulls every correlation below 1
+    from sklearn.metrics.pairwise import rbf_kernel
+    H = np.eye(30) - 1 / 30
+    Ka, Kb = (H @ rbf_kernel(M, gamma=1.0) @ H for M in (X, Y))
+    Ka, Kb = Ka / np.linalg.eigvalsh(Ka)[-1], Kb / np.linalg.eigvalsh(Kb)[-1]
+    firsts = [KernelCCA(n_components=3, kernel="precomputed", reg=tau).fit(Ka, Kb).correlations_[0]
+              for tau in (0.05, 0.2, 0.5)]
+    assert firsts[0] < 1 - 1e-3 and firsts[0] > firsts[1] > firsts[2]
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("thunk, pattern", [
+    (lambda: PCA(10).fit(np.ones((5, 3))), "larger than"),
+    (lambda: PCA().fit(np.ones((1, 3))), "1 sample"),
+    (lambda: PCA(solver="qr").fit(np.eye(3)), "solver"),
+    (lambda: PCA().fit([[1.0, np.nan], [2.0, 3.0]]), "NaN"),
+    (lambda: KernelPCA(kernel="precomputed").fit([[1.0, 2.0], [2.0, 1.0]]), "positive semi-definite"),
+    (lambda: KernelPCA(kernel="gauss").fit(np.eye(3)), "kernel must be"),
+    (lambda: KernelPCA(50).fit(np.eye(5)), "larger than"),
+    (lambda: LDA().fit(np.eye(4), [0, 0, 0, 0]), "two classes"),
+    (lambda: LDA(n_components=2).fit(np.random.default_rng(0).normal(size=(10, 3)), [0, 1] * 5), "larger than"),
+    (lambda: LDA(shrinkage=2.0).fit(np.eye(4), [0, 1, 0, 1]), "shrinkage"),
+    (lambda: CCA().fit(np.ones((5, 2)), np.ones((6, 2))), "inconsistent"),
+    (lambda: CCA(3).fit(np.eye(6)[:, :2], np.eye(6)[:, 2:5]), "larger than"),
+    (lambda: KernelCCA(reg=1.5).fit(np.eye(4), np.eye(4)), "reg"),
+])
+def test_bad_input(thunk, pattern):
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        thunk()
+
+
+def test_pca_is_accurate_for_data_far_from_the_origin():
+    X = correlated(300, 5, seed=12)
+    far = PCA(3).fit(X + 1e7)
+    near = PCA(3).fit(X)
+    np.testing.assert_allclose(far.explained_variance_, near.explained_variance_, rtol=1e-7)
+    assert same_up_to_sign(far.components_.T, near.components_.T, atol=1e-7)
