@@ -748,6 +748,11 @@ def _short(expr: str, width: int = 40) -> str:
 
 
 def main(argv=None) -> int:
+    """The ``lecturelib`` command line: ``lecturelib assign ...`` and ``lecturelib grade ...``.
+
+    Returns the process exit status: 0 on success, 2 when a notebook cannot be graded or
+    generated (the message says why).  Run ``lecturelib grade --help`` for the options.
+    """
     parser = argparse.ArgumentParser(
         prog="lecturelib", description="Generate and grade the course's exercise notebooks."
     )
