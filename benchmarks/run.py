@@ -226,7 +226,9 @@ def worker(name: str, side: str, n: int, repeats: int, threads: int) -> dict:
     with threadpool_limits(limits=threads):
         method.run(side, X[: min(len(X), 200)], None if y is None else y[:200])  # warm imports
         base = _rss_bytes()
-        for _ in range(repeats):
+        # At least `repeats` runs; fast jobs are repeated until they have run for a
+        # second in total (at most 50 times), so that a median of milliseconds is stable.
+        while len(times) < repeats or (sum(times) < 1.0 and len(times) < 50):
             start = time.perf_counter()
             quality = method.run(side, X, y)
             times.append(time.perf_counter() - start)
@@ -280,6 +282,40 @@ def machine() -> dict:
             "platform": platform.platform()}
 
 
+# What the numbers do not say by themselves: noise, and the causes of the gaps that remain.
+NOTES = """
+## Reading the results
+
+- **Noise.** Jobs that take a few milliseconds (PCA and KMeans at the small sizes, LDA,
+  GaussianMixture at n = 2,000) move by 30% or more between single runs on a shared
+  two-core machine, so every job is repeated until it has run for at least a second (up
+  to 50 times) and the median is reported. Even so, ratios within about 10% of each other
+  are not distinguishable here; read the largest sizes, where the times are longest.
+- **Targets missed.** `KMeans` at n = 2,000 (1.6x against a 1.5x target): 3.1 ms against
+  1.9 ms. Profiling shows no hot spot: the 16 Lloyd iterations each make about ten NumPy
+  calls, and at this size their fixed cost (about 0.07 ms per iteration) is what
+  separates a NumPy loop from scikit-learn's compiled one. From n = 8,000 on, where a fit
+  takes longer than the overhead, the ratio is at or below 1.05. Every other target is
+  met at every size.
+- **Memory above 2x** (the issue sets no memory target; absolute numbers are in the
+  table):
+  - `SVC`: for n <= 5,000 the solver keeps every kernel row it has computed in an n x n
+    float64 buffer (up to 200 MB at n = 5,000), so that no row is computed twice; libsvm
+    keeps a least-recently-used cache of rows. The buffer is what makes the SMO solver
+    competitive in time.
+  - `KMeans`: the assignment step forms the full n x k distance matrix with one matrix
+    product and keeps a transposed copy of X; scikit-learn works in chunks of rows. At
+    these sizes that is a few megabytes.
+  - `IncompleteCholesky` (on a precomputed n x n kernel): the symmetry check of the
+    input builds one temporary of the size of the kernel matrix.
+  - `PCA` at n = 20,000: 9 MB against 4 MB, from the scatter matrix route's temporaries.
+- **Quality gaps.** `IncompleteCholesky` leaves a larger residual trace than the best
+  rank-50 approximation (the reference's partial eigendecomposition): greedy pivoting
+  picks 50 actual training points, which is what makes the representation sparse
+  (chapter 10). Every other method matches its reference's quality to the digits shown.
+"""
+
+
 def write_report(results, notebooks, info, threads) -> None:
     lines = ["# Benchmark results", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, {info['platform']}; Python {info['python']}, "
@@ -287,23 +323,25 @@ def write_report(results, notebooks, info, threads) -> None:
              f"BLAS threads pinned to {threads} on both sides.", "",
              "Ratios are lecturelib / reference (below 1 means lecturelib is faster or smaller).", "",
              "| method | reference | n | time lecturelib (s) | time reference (s) | time ratio | "
-             "peak MB ratio | quality (lecturelib / reference) | target |",
-             "|---|---|---:|---:|---:|---:|---:|---|---|"]
+             "peak MB lecturelib / reference | memory ratio | quality (lecturelib / reference) | target |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in results:
         if "error" in r:
-            lines.append(f"| {r['method']} | {r['reference']} | {r['n']} | error: {r['error']} | | | | | |")
+            lines.append(f"| {r['method']} | {r['reference']} | {r['n']} | error: {r['error']} | | | | | | |")
             continue
         target = TARGETS.get(r["method"])
         verdict = "" if target is None else (f"≤ {target}x: " + ("met" if r["time_ratio"] <= target else "missed"))
         lines.append(
             f"| {r['method']} | {r['reference']} | {r['n']} | {r['lib']['time']:.3f} | {r['ref']['time']:.3f} | "
-            f"{r['time_ratio']:.2f} | {r['memory_ratio']:.2f} | {r['quality_name']}: "
+            f"{r['time_ratio']:.2f} | {r['lib']['peak_mb']:.1f} / {r['ref']['peak_mb']:.1f} | "
+            f"{r['memory_ratio']:.2f} | {r['quality_name']}: "
             f"{r['lib']['quality'][r['quality_name']]:.6g} / {r['ref']['quality'][r['quality_name']]:.6g} | {verdict} |")
     if notebooks:
         total = sum(nb["seconds"] for nb in notebooks)
         lines += ["", "## Chapter notebooks", "", "| notebook | seconds |", "|---|---:|"]
         lines += [f"| {nb['notebook']} | {nb['seconds']:.1f} |" for nb in notebooks]
         lines += [f"| **all** | **{total:.1f}** |"]
+    lines += ["", NOTES.strip()]
     (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
     (HERE / "results.json").write_text(json.dumps(
         {"machine": info, "threads": threads, "results": results, "notebooks": notebooks}, indent=1) + "\n")
@@ -329,8 +367,15 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="method names to run")
     parser.add_argument("--no-notebooks", action="store_true")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite RESULTS.md and the plot from the stored results.json")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.report_only:
+        stored = json.loads((HERE / "results.json").read_text())
+        write_report(stored["results"], stored["notebooks"], stored["machine"], stored["threads"])
+        plot(stored["results"])
+        return 0
     if args.worker:
         name, side, n, repeats, threads = args.worker
         print(json.dumps(worker(name, side, int(n), int(repeats), int(threads))))
