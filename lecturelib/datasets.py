@@ -417,4 +417,22 @@ def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_siz
 
 # --- Chapter 12: metric learning ---------------------------------------------------------
 
+
+def balance_scale():
+    """The UCI Balance Scale data, rebuilt exactly from its defining rule.
+
+    Every one of the 5^4 = 625 combinations of left weight, left distance, right weight
+    and right distance in {1, ..., 5} appears once (columns in that order, as in the UCI
+    file).  The class is ``"L"`` if the scale tips left (left weight x left distance is
+    larger), ``"R"`` if it tips right and ``"B"`` if it balances: 288, 288 and 49 rows.
+
+    Returns ``(X, y)``: an int array of shape (625, 4) and a string array of shape (625,).
+    """
+    grid = np.arange(1, 6)
+    X = np.array(np.meshgrid(grid, grid, grid, grid, indexing="ij")).reshape(4, -1).T
+    torque = X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]
+    y = np.where(torque > 0, "L", np.where(torque < 0, "R", "B"))
+    return X, y
+
+
 # --- end Chapter 12 ---

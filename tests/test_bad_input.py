@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, em, hpca, kernels, maxent, pac, spectral, subspace, svm, vc
+from lecturelib import bayes, clustering, em, hpca, kernels, maxent, metric, pac, spectral, subspace, svm, vc
 
 NAN = np.nan
 INF = np.inf
@@ -194,6 +194,47 @@ CASES = [
      ValueError, "larger than"),
     ("spectral.KernelCCA reg outside [0, 1]", lambda: spectral.KernelCCA(reg=1.5).fit(np.eye(4), np.eye(4)),
      ValueError, "reg"),
+    # ---------------------------------------------------------------- metric
+    # ---------------------------------------------------------------- metric
+    ("metric.mahalanobis nan", lambda: metric.mahalanobis([NAN, 0.0], [1.0, 0.0], np.eye(2)),
+     ValueError, "NaN"),
+    ("metric.mahalanobis feature mismatch", lambda: metric.mahalanobis([0.0, 0.0], [1.0, 0.0, 2.0], np.eye(2)),
+     ValueError, "same number of features"),
+    ("metric.mahalanobis M not PSD", lambda: metric.mahalanobis([0.0, 0.0], [1.0, 0.0], np.diag([1.0, -1.0])),
+     ValueError, "positive semi-definite"),
+    ("metric.mahalanobis M not symmetric", lambda: metric.mahalanobis([0.0, 0.0], [1.0, 0.0], [[1.0, 0.5], [0.0, 1.0]]),
+     ValueError, "symmetric"),
+    ("metric.mahalanobis M wrong shape", lambda: metric.mahalanobis([0.0, 0.0], [1.0, 0.0], np.eye(3)),
+     ValueError, "shape"),
+    ("metric.pairwise_mahalanobis inf", lambda: metric.pairwise_mahalanobis([[INF, 0.0], [1.0, 1.0]]),
+     ValueError, "infinity"),
+    ("metric.knn_loo_error k too large", lambda: metric.knn_loo_error(X_OK, Y_OK, n_neighbors=20),
+     ValueError, "larger than"),
+    ("metric.knn_loo_error k zero", lambda: metric.knn_loo_error(X_OK, Y_OK, n_neighbors=0),
+     ValueError, "at least 1"),
+    ("metric.knn_loo_error label count", lambda: metric.knn_loo_error(X_OK, Y_OK[:-1]),
+     ValueError, "labels"),
+    ("metric.knn_loo_error continuous labels", lambda: metric.knn_loo_error(X_OK, np.linspace(0, 1, 20)),
+     ValueError, "continuous"),
+    ("metric.knn_loo_error precomputed not square",
+     lambda: metric.knn_loo_error(np.ones((20, 3)), Y_OK, precomputed=True), ValueError, "square"),
+    ("metric.psd_projection not square", lambda: metric.psd_projection(np.ones((2, 3))),
+     ValueError, "square"),
+    ("metric.MMC single class", fit(metric.MMC(), X_OK, np.zeros(20)), ValueError, "two classes"),
+    ("metric.MMC nan", fit(metric.MMC(), np.where(np.eye(20, 3) == 1, NAN, X_OK), Y_OK), ValueError, "NaN"),
+    ("metric.LMNN push_weight out of range", fit(metric.LMNN(push_weight=1.5), X_OK, Y_OK),
+     ValueError, "push_weight"),
+    ("metric.LMNN single class", fit(metric.LMNN(), X_OK, np.zeros(20)), ValueError, "two classes"),
+    ("metric.ITML bad bounds", fit(metric.ITML(bounds=(2.0, 1.0)), X_OK, Y_OK), ValueError, "bounds"),
+    ("metric.ITML gamma zero", fit(metric.ITML(gamma=0.0), X_OK, Y_OK), ValueError, "gamma"),
+    ("metric.MetricEmbeddingNN bad kernel", fit(metric.MetricEmbeddingNN(kernel="poly"), X_OK, Y_OK),
+     ValueError, "kernel"),
+    ("metric.MetricEmbeddingNN eta zero", fit(metric.MetricEmbeddingNN(eta=0.0), X_OK, Y_OK),
+     ValueError, "eta"),
+    ("metric.MetricEmbeddingNN bad solver", fit(metric.MetricEmbeddingNN(solver="newton"), X_OK, Y_OK),
+     ValueError, "solver"),
+    ("metric.menn_objective C_bar shape",
+     lambda: metric.menn_objective(np.eye(3), 1.0, np.eye(4), [0, 0, 1, 1]), ValueError, "shape"),
 ]
 
 

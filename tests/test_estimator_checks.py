@@ -43,6 +43,9 @@ PARAMS: dict[str, dict] = {
     # The checks feed feature matrices, not Gram matrices (tests/test_subspace.py covers
     # the precomputed form).
     "subspace.IncompleteCholesky": {"kernel": "rbf"},
+    # The checks fit dozens of small problems; the SDP route (cvxpy) is tested in
+    # tests/test_metric.py, the checks use the fast first-order solver.
+    "metric.MetricEmbeddingNN": {"solver": "subgradient", "max_iter": 200},
 }
 
 # "module.Class" -> {check name: reason}.  Keep this short; every entry needs a reason.

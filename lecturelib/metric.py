@@ -1,0 +1,1003 @@
+"""Metric learning and metric embedding for nearest-neighbour classification.
+
+See the chapter "Metric learning and metric embedding for nearest neighbours"
+(``chapters/12-metric.ipynb``).
+
+A Mahalanobis metric :math:`d_M(x, x') = \\sqrt{(x - x')^\\top M (x - x')}` with
+:math:`M = L^\\top L` positive semi-definite is the Euclidean distance after the linear
+map :math:`x \\mapsto Lx`.  Three classical ways of learning :math:`M` from labels are
+implemented here (MMC, LMNN, ITML), each solved by its own first-order or Bregman
+method in NumPy, together with the kernelised metric embedding of Sriperumbudur and
+Lanckriet (MENN), a semidefinite program solved either with cvxpy or with a projected
+subgradient method.  All learned matrices are PSD by construction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.metrics.pairwise import euclidean_distances, linear_kernel, rbf_kernel
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._validation import as_float_array, check_positive_int, check_symmetric_psd
+
+__all__ = [
+    "mahalanobis",
+    "pairwise_mahalanobis",
+    "knn_loo_error",
+    "knn_predict",
+    "psd_projection",
+    "components_from_metric",
+    "lmnn_target_neighbors",
+    "lmnn_loss",
+    "mmc_objective",
+    "MMC",
+    "LMNN",
+    "ITML",
+    "menn_objective",
+    "MetricEmbeddingNN",
+]
+
+
+# ----------------------------------------------------------------------------- basics
+
+
+def _check_metric_matrix(M, n_features, name="M"):
+    M = check_symmetric_psd(M, name)
+    if M.shape != (n_features, n_features):
+        raise ValueError(f"{name} must have shape ({n_features}, {n_features}), got {M.shape}")
+    return M
+
+
+def mahalanobis(x, y, M):
+    r"""Mahalanobis distance :math:`\sqrt{(x - y)^\top M (x - y)}`.
+
+    Parameters
+    ----------
+    x, y : array_like of shape (n_features,) or (n_points, n_features)
+        Points; rows are paired (broadcast like NumPy arrays).
+    M : array_like of shape (n_features, n_features)
+        Symmetric positive semi-definite matrix.
+
+    Returns
+    -------
+    float or ndarray of shape (n_points,)
+
+    With ``M = I`` this is the Euclidean distance; with ``M = L.T @ L`` it is the
+    Euclidean distance between ``L @ x`` and ``L @ y``.  See the chapter "Metric
+    learning", section "Mahalanobis metrics are linear embeddings".
+    """
+    x = as_float_array(x, "x", ndim=(1, 2))
+    y = as_float_array(y, "y", ndim=(1, 2))
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"x and y must have the same number of features, got {x.shape} and {y.shape}")
+    M = _check_metric_matrix(M, x.shape[-1])
+    diff = x - y
+    sq = np.einsum("...i,ij,...j->...", diff, M, diff)
+    out = np.sqrt(np.maximum(sq, 0.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
+    r"""Matrix of Mahalanobis distances between the rows of ``X`` and of ``Y``.
+
+    :math:`D_{ij} = (x_i - y_j)^\top M (x_i - y_j)` (squared) or its square root.
+    ``M=None`` means the identity (Euclidean distances).  See the chapter "Metric
+    learning".
+    """
+    X = as_float_array(X, "X", ndim=2)
+    same = Y is None
+    Y = X if same else as_float_array(Y, "Y", ndim=2)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}")
+    if M is not None:
+        L = components_from_metric(_check_metric_matrix(M, X.shape[1]))
+        X, Y = X @ L.T, Y @ L.T
+    D = euclidean_distances(X, Y, squared=True)
+    if same:
+        np.fill_diagonal(D, 0.0)
+    return D if squared else np.sqrt(D)
+
+
+def psd_projection(A):
+    r"""Nearest symmetric PSD matrix in Frobenius norm: :math:`V\max(\Lambda, 0)V^\top`.
+
+    ``A`` is symmetrised first.  See the chapter "Metric learning".
+    """
+    A = as_float_array(A, "A", ndim=2)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be square, got shape {A.shape}")
+    A = (A + A.T) / 2
+    w, V = np.linalg.eigh(A)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def components_from_metric(M, n_components=None, tol=1e-10):
+    r"""A matrix ``L`` with :math:`L^\top L = M`, rows ordered by decreasing eigenvalue.
+
+    :math:`L = \Lambda_d^{1/2} V_d^\top` from :math:`M = V\Lambda V^\top`; eigenvectors
+    carry a deterministic sign (largest-magnitude entry positive).  Rows for eigenvalues
+    below ``tol`` times the largest are kept as zeros unless ``n_components`` cuts them.
+    See the chapter "Metric learning", section "Mahalanobis metrics are linear
+    embeddings".
+    """
+    M = check_symmetric_psd(M, "M")
+    w, V = np.linalg.eigh((M + M.T) / 2)
+    order = np.argsort(w)[::-1]
+    w, V = w[order], V[:, order]
+    idx = np.argmax(np.abs(V), axis=0)
+    V = V * np.sign(V[idx, np.arange(V.shape[1])])
+    w = np.where(w > tol * max(w[0], 0.0), w, 0.0)
+    if n_components is not None:
+        n_components = check_positive_int(n_components, "n_components", upper=M.shape[0],
+                                          upper_name="the number of features")
+        w, V = w[:n_components], V[:, :n_components]
+    return np.sqrt(w)[:, None] * V.T
+
+
+def _vote(neigh_labels, n_classes):
+    """Majority vote per row; ties go to the smallest class index (as scikit-learn)."""
+    counts = np.zeros((neigh_labels.shape[0], n_classes), dtype=int)
+    np.add.at(counts, (np.repeat(np.arange(neigh_labels.shape[0]), neigh_labels.shape[1]),
+                       neigh_labels.ravel()), 1)
+    return np.argmax(counts, axis=1)
+
+
+def _check_labels(y, n_samples, name="y"):
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n_samples:
+        raise ValueError(f"{name} must be a 1-D array with {n_samples} labels, got shape {y.shape}")
+    check_classification_targets(y)
+    return np.unique(y, return_inverse=True)
+
+
+def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
+    r"""Leave-one-out error of the k-nearest-neighbour rule.
+
+    Each training point is classified by a majority vote of its ``n_neighbors``
+    nearest *other* training points; the error is the fraction misclassified.
+
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features), or (n_samples, n_samples)
+        Points (possibly already embedded), or a matrix of pairwise distances when
+        ``precomputed=True``.
+    y : array_like of shape (n_samples,)
+    n_neighbors : int, default=3
+    M : array_like of shape (n_features, n_features), optional
+        Mahalanobis matrix; Euclidean distance if omitted.
+    precomputed : bool, default=False
+
+    Returns
+    -------
+    float
+
+    Distance ties are broken by the smaller index, vote ties by the smaller class
+    label (as scikit-learn's ``KNeighborsClassifier``).  See the chapter "Metric
+    learning", section "Why the metric matters".
+    """
+    if precomputed:
+        if M is not None:
+            raise ValueError("M must be None when precomputed=True")
+        D = as_float_array(X, "X", ndim=2)
+        if D.shape[0] != D.shape[1]:
+            raise ValueError(f"a precomputed distance matrix must be square, got shape {D.shape}")
+        D = D.copy()
+    else:
+        D = pairwise_mahalanobis(X, None, M, squared=True)
+    n = D.shape[0]
+    classes, y_idx = _check_labels(y, n)
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors", upper=n - 1,
+                                     upper_name="the number of samples minus one")
+    np.fill_diagonal(D, np.inf)
+    neigh = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    pred = _vote(y_idx[neigh], classes.size)
+    return float(np.mean(pred != y_idx))
+
+
+def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
+    r"""Predict labels of ``X_test`` by a k-NN vote among ``X_train`` (Mahalanobis ``M``).
+
+    Ties as in :func:`knn_loo_error`.  See the chapter "Metric learning".
+    """
+    X_train = as_float_array(X_train, "X_train", ndim=2)
+    classes, y_idx = _check_labels(y_train, X_train.shape[0], "y_train")
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors", upper=X_train.shape[0],
+                                     upper_name="the number of training samples")
+    D = pairwise_mahalanobis(X_test, X_train, M, squared=True)
+    neigh = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    return classes[_vote(y_idx[neigh], classes.size)]
+
+
+# ----------------------------------------------------------------------------- shared
+
+
+def _pair_laplacian_form(X, W):
+    r""":math:`\sum_{ij} W_{ij}(x_i - x_j)(x_i - x_j)^\top = X^\top(\mathrm{diag}(W1 + W^\top 1) - W - W^\top)X`."""
+    deg = W.sum(axis=1) + W.sum(axis=0)
+    return X.T @ (deg[:, None] * X) - X.T @ (W + W.T) @ X
+
+
+class _MetricTransformer(TransformerMixin, BaseEstimator):
+    """Shared plumbing: ``components_`` from ``metric_``, ``transform``, tags."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def _validate_xy(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        classes, y_idx = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least two classes, got 1 class")
+        self.classes_ = classes
+        return X, y_idx
+
+    def _set_metric(self, M):
+        self.metric_ = (M + M.T) / 2
+        self.components_ = components_from_metric(self.metric_)
+        self.n_features_out_ = self.components_.shape[0]
+
+    def get_mahalanobis_matrix(self):
+        """The learned PSD matrix ``metric_`` (same name as in ``metric-learn``)."""
+        check_is_fitted(self)
+        return self.metric_
+
+    def transform(self, X):
+        """Map ``X`` to ``X @ components_.T``: Euclidean distances there are learned ones."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.components_.T
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self)
+        return np.array([f"{type(self).__name__.lower()}{i}" for i in range(self.n_features_out_)],
+                        dtype=object)
+
+
+def _check_nonneg_number(value, name, strict=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not np.isfinite(value) or value < 0 or (strict and value == 0):
+        raise ValueError(f"{name} must be {'positive' if strict else 'non-negative'}, got {value}")
+    return float(value)
+
+
+# ----------------------------------------------------------------------------- MMC
+
+
+def mmc_objective(M, X, similar, dissimilar):
+    r"""MMC's objective :math:`g(M) = \sum_{(i,j)\in D} d_M(x_i, x_j)` and its gradient.
+
+    .. math:: \nabla g(M) = \sum_{(i,j)\in D} \frac{(x_i - x_j)(x_i - x_j)^\top}{2\,d_M(x_i, x_j)}.
+
+    Also returns :math:`f(M) = \sum_{(i,j)\in S} d_M^2(x_i, x_j) = \langle M, \Sigma_S\rangle`.
+    ``similar`` and ``dissimilar`` are integer arrays of shape (n_pairs, 2).  See the
+    chapter "Metric learning", section "MMC".
+
+    Returns
+    -------
+    g : float
+    grad : ndarray of shape (n_features, n_features)
+    f : float
+    """
+    X = as_float_array(X, "X", ndim=2)
+    M = _check_metric_matrix(M, X.shape[1])
+    similar = np.asarray(similar, dtype=int).reshape(-1, 2)
+    dissimilar = np.asarray(dissimilar, dtype=int).reshape(-1, 2)
+    ds = X[similar[:, 0]] - X[similar[:, 1]]
+    dd = X[dissimilar[:, 0]] - X[dissimilar[:, 1]]
+    dist = np.sqrt(np.maximum(np.einsum("pi,ij,pj->p", dd, M, dd), 0.0))
+    if np.any(dist == 0):
+        raise ValueError("a dissimilar pair has distance 0 under M: the gradient is undefined")
+    grad = (dd / (2 * dist)[:, None]).T @ dd
+    f = float(np.einsum("pi,ij,pj->", ds, M, ds))
+    return float(dist.sum()), grad, f
+
+
+def _project_halfspace_psd(A0, S, bound=1.0, tol=1e-12):
+    r"""Projection of ``A0`` onto :math:`\{A \succeq 0, \langle A, S\rangle \le b\}` (``S`` PSD).
+
+    KKT: the projection is :math:`\Pi_{PSD}(A_0 - \nu S)` for the smallest
+    :math:`\nu \ge 0` that meets the bound; :math:`\nu` is found by bisection.
+    """
+    A = psd_projection(A0)
+    if np.sum(A * S) <= bound:
+        return A
+    lo, hi = 0.0, 1.0
+    while np.sum(psd_projection(A0 - hi * S) * S) > bound:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if np.sum(psd_projection(A0 - mid * S) * S) > bound:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < tol * max(1.0, hi):
+            break
+    return psd_projection(A0 - hi * S)
+
+
+def _class_pairs(y_idx):
+    i, j = np.triu_indices(y_idx.size, 1)
+    same = y_idx[i] == y_idx[j]
+    return np.column_stack([i[same], j[same]]), np.column_stack([i[~same], j[~same]])
+
+
+class MMC(_MetricTransformer):
+    r"""Mahalanobis metric for clustering (Xing, Ng, Jordan and Russell, 2002).
+
+    With similar pairs :math:`S` (same class) and dissimilar pairs :math:`D`
+    (different classes), MMC solves the convex problem
+
+    .. math:: \min_{M \succeq 0} \sum_{(i,j)\in S} d_M^2(x_i, x_j)
+              \quad\text{s.t.}\quad \sum_{(i,j)\in D} d_M(x_i, x_j) \ge 1,
+
+    (note the distances in the constraint are not squared).  As in the original
+    paper we solve the equivalent problem :math:`\max_M \sum_D d_M` subject to
+    :math:`\sum_S d_M^2 \le 1`, :math:`M \succeq 0`, by projected gradient ascent with
+    the exact projection onto that convex set and a backtracking step.  The result is
+    rescaled to satisfy the original constraint with equality, so ``metric_`` solves
+    the first problem.
+
+    Parameters
+    ----------
+    max_pairs : int or None, default=None
+        If given, at most this many similar and this many dissimilar pairs are drawn
+        at random (``random_state``); otherwise all pairs are used.
+    max_iter : int, default=500
+        Maximum number of L-BFGS iterations.
+    tol : float, default=1e-7
+        Gradient tolerance of L-BFGS.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    metric_ : ndarray of shape (n_features, n_features)
+    components_ : ndarray of shape (n_features, n_features)
+        ``L`` with ``L.T @ L = metric_``.
+    objective_history_ : list of float
+        :math:`\sum_D d_M / \sqrt{\sum_S d_M^2}` (scale free) per function evaluation.
+    n_iter_ : int
+
+    See the chapter "Metric learning", section "MMC".
+    """
+
+    def __init__(self, max_pairs=None, max_iter=500, tol=1e-7, random_state=None):
+        self.max_pairs = max_pairs
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Learn ``metric_`` from labelled data; returns ``self``."""
+        X, y_idx = self._validate_xy(X, y)
+        check_positive_int(self.max_iter, "max_iter")
+        _check_nonneg_number(self.tol, "tol")
+        similar, dissimilar = _class_pairs(y_idx)
+        if self.max_pairs is not None:
+            k = check_positive_int(self.max_pairs, "max_pairs")
+            rng = check_random_state(self.random_state)
+            if similar.shape[0] > k:
+                similar = similar[rng.choice(similar.shape[0], k, replace=False)]
+            if dissimilar.shape[0] > k:
+                dissimilar = dissimilar[rng.choice(dissimilar.shape[0], k, replace=False)]
+        if similar.shape[0] == 0:
+            raise ValueError("MMC needs at least one pair of points with the same label")
+        dd = X[dissimilar[:, 0]] - X[dissimilar[:, 1]]
+        keep = np.any(dd != 0, axis=1)
+        dissimilar = dissimilar[keep]
+        if dissimilar.shape[0] == 0:
+            raise ValueError("MMC needs at least one pair of distinct points with different labels")
+        ds = X[similar[:, 0]] - X[similar[:, 1]]
+        S = ds.T @ ds
+        d = X.shape[1]
+        if np.trace(S) == 0:
+            M = np.eye(d)
+        else:
+            M = _project_halfspace_psd(np.eye(d) / np.trace(S), S)
+            M = self._ascend(X, similar, dissimilar, S, M)
+        g = mmc_objective(M, X, similar, dissimilar)[0]
+        self._set_metric(M / g**2)
+        return self
+
+    def _ascend(self, X, similar, dissimilar, S, M):
+        from scipy.optimize import minimize
+
+        d = X.shape[1]
+        history = []
+
+        def neg_log_ratio(flat):
+            L = flat.reshape(d, d)
+            A = L.T @ L
+            g, grad, f = mmc_objective(A, X, similar, dissimilar)
+            value = np.log(g) - 0.5 * np.log(f)
+            history.append(float(np.exp(value)))
+            G = grad / g - 0.5 * S / f             # gradient in A, symmetric
+            return -value, -(2 * L @ G).ravel()
+
+        L0 = components_from_metric(M)
+        res = minimize(neg_log_ratio, L0.ravel(), jac=True, method="L-BFGS-B",
+                       options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 1e-15})
+        L = res.x.reshape(d, d)
+        self.objective_history_ = history
+        self.n_iter_ = int(res.nit)
+        return L.T @ L
+
+
+# ----------------------------------------------------------------------------- LMNN
+
+
+def lmnn_target_neighbors(X, y, n_neighbors=3):
+    r"""The target neighbours of LMNN: each point's ``n_neighbors`` nearest same-class points.
+
+    Euclidean distances, ties broken by index.  Returns an int array of shape
+    (n_pairs, 2) of pairs ``(i, j)`` meaning :math:`j \rightsquigarrow i`.  A class with
+    fewer than ``n_neighbors + 1`` points gives its members fewer target neighbours.
+    See the chapter "Metric learning", section "LMNN".
+    """
+    X = as_float_array(X, "X", ndim=2)
+    _, y_idx = _check_labels(y, X.shape[0])
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
+    D = euclidean_distances(X, squared=True)
+    np.fill_diagonal(D, np.inf)
+    D[y_idx[:, None] != y_idx[None, :]] = np.inf
+    order = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    pairs = [(i, j) for i in range(X.shape[0]) for j in order[i] if np.isfinite(D[i, j])]
+    return np.array(pairs, dtype=int).reshape(-1, 2)
+
+
+def _lmnn_triplets(targets, y_idx):
+    i, j = targets[:, 0], targets[:, 1]
+    impostor = y_idx[None, :] != y_idx[i][:, None]          # (n_pairs, n)
+    t, l = np.nonzero(impostor)
+    return i[t], j[t], l
+
+
+def lmnn_loss(M, X, y, targets, push_weight=0.5):
+    r"""LMNN loss and a subgradient in :math:`M`.
+
+    .. math::
+        \varepsilon(M) = (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j)
+          + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
+            \big[1 + d_M^2(x_i,x_j) - d_M^2(x_i,x_l)\big]_+ ,
+
+    with :math:`\mu` = ``push_weight``.  The loss is piecewise linear in :math:`M`; the
+    returned matrix is its gradient wherever no hinge is exactly at its kink.
+    See the chapter "Metric learning", section "LMNN".
+
+    Returns
+    -------
+    loss : float
+    grad : ndarray of shape (n_features, n_features)
+    n_active : int
+        Number of triplets with a positive hinge.
+    """
+    X = as_float_array(X, "X", ndim=2)
+    M = _check_metric_matrix(M, X.shape[1])
+    _, y_idx = _check_labels(y, X.shape[0])
+    targets = np.asarray(targets, dtype=int).reshape(-1, 2)
+    return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), push_weight)
+
+
+def _lmnn_loss(M, X, y_idx, targets, triplets, mu):
+    n = X.shape[0]
+    L = components_from_metric(M)
+    D = euclidean_distances(X @ L.T, squared=True)
+    ti, tj, tl = triplets
+    margin = 1 + D[ti, tj] - D[ti, tl]
+    active = margin > 0
+    W = np.zeros((n, n))
+    np.add.at(W, (targets[:, 0], targets[:, 1]), 1 - mu)
+    np.add.at(W, (ti[active], tj[active]), mu)
+    np.add.at(W, (ti[active], tl[active]), -mu)
+    loss = (1 - mu) * D[targets[:, 0], targets[:, 1]].sum() + mu * margin[active].sum()
+    return float(loss), _pair_laplacian_form(X, W), int(active.sum())
+
+
+class LMNN(_MetricTransformer):
+    r"""Large-margin nearest neighbour metric learning (Weinberger and Saul, 2009).
+
+    Target neighbours :math:`j \rightsquigarrow i` are the ``n_neighbors`` nearest
+    same-class points under the Euclidean metric; then
+
+    .. math::
+        \min_{M\succeq 0}\ (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j)
+          + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
+            \big[1 + d_M^2(x_i,x_j) - d_M^2(x_i,x_l)\big]_+ ,
+
+    a semidefinite program, solved (as in the original paper) by projected
+    subgradient descent on :math:`M` with an adaptive step: the step grows by 5% after
+    an improvement and is halved (and the step undone) after a deterioration.  The
+    best iterate is kept.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+    push_weight : float, default=0.5
+        :math:`\mu`, in (0, 1).
+    max_iter : int, default=500
+    tol : float, default=1e-7
+        Stop when the relative change of the loss stays below ``tol`` after a step.
+    init_step : float or None, default=None
+        First step size; by default ``0.1 * ||M0|| / ||gradient||``.
+
+    Attributes
+    ----------
+    metric_, components_ : as in :class:`MMC`
+    target_neighbors_ : ndarray of shape (n_pairs, 2)
+    loss_history_ : list of float
+    n_iter_ : int
+
+    See the chapter "Metric learning", section "LMNN".
+    """
+
+    def __init__(self, n_neighbors=3, push_weight=0.5, max_iter=500, tol=1e-7, init_step=None):
+        self.n_neighbors = n_neighbors
+        self.push_weight = push_weight
+        self.max_iter = max_iter
+        self.tol = tol
+        self.init_step = init_step
+
+    def fit(self, X, y):
+        """Learn ``metric_`` from labelled data; returns ``self``."""
+        X, y_idx = self._validate_xy(X, y)
+        check_positive_int(self.n_neighbors, "n_neighbors")
+        check_positive_int(self.max_iter, "max_iter")
+        mu = _check_nonneg_number(self.push_weight, "push_weight")
+        if not 0 < mu < 1:
+            raise ValueError(f"push_weight must lie strictly between 0 and 1, got {mu}")
+        _check_nonneg_number(self.tol, "tol")
+        targets = lmnn_target_neighbors(X, y_idx, self.n_neighbors)
+        if targets.shape[0] == 0:
+            raise ValueError("LMNN needs at least one class with two or more points")
+        triplets = _lmnn_triplets(targets, y_idx)
+        self.target_neighbors_ = targets
+        M = np.eye(X.shape[1])
+        loss, grad, _ = _lmnn_loss(M, X, y_idx, targets, triplets, mu)
+        gnorm = np.linalg.norm(grad)
+        if self.init_step is None:
+            step = 0.1 * np.linalg.norm(M) / gnorm if gnorm > 0 else 0.0
+        else:
+            step = _check_nonneg_number(self.init_step, "init_step", strict=True)
+        best_M, best_loss = M, loss
+        self.loss_history_ = [loss]
+        self.n_iter_ = 0
+        for it in range(self.max_iter):
+            if gnorm == 0 or step == 0:
+                break
+            self.n_iter_ = it + 1
+            M_new = psd_projection(M - step * grad)
+            loss_new, grad_new, _ = _lmnn_loss(M_new, X, y_idx, targets, triplets, mu)
+            if loss_new <= loss:
+                rel = (loss - loss_new) / max(abs(loss), 1e-300)
+                M, loss, grad = M_new, loss_new, grad_new
+                gnorm = np.linalg.norm(grad)
+                step *= 1.05
+                if loss < best_loss:
+                    best_M, best_loss = M, loss
+                if rel < self.tol:
+                    break
+            else:
+                step /= 2
+                if step < 1e-12 * np.linalg.norm(M) / max(gnorm, 1e-300):
+                    break
+            self.loss_history_.append(loss)
+        self.loss_ = best_loss
+        self._set_metric(best_M)
+        return self
+
+
+# ----------------------------------------------------------------------------- ITML
+
+
+class ITML(_MetricTransformer):
+    r"""Information-theoretic metric learning (Davis, Kulis, Jain, Sra and Dhillon, 2007).
+
+    .. math::
+        \min_{M\succeq 0,\ \xi}\ D_{\ell d}(M, M_0) + \gamma\, D_{\ell d}(\mathrm{diag}\,\xi, \mathrm{diag}\,\xi_0)
+        \quad\text{s.t.}\quad d_M^2(x_i,x_j) \le \xi_{ij}\ \ ((i,j)\ \text{similar}),\quad
+        d_M^2(x_i,x_j) \ge \xi_{ij}\ \ ((i,j)\ \text{dissimilar}),
+
+    with the LogDet divergence :math:`D_{\ell d}(A, B) = \mathrm{tr}(AB^{-1}) - \log\det(AB^{-1}) - d`,
+    :math:`M_0 = I`, and slack targets :math:`\xi_0` equal to ``u`` for similar and
+    ``l`` for dissimilar pairs.  Solved by the paper's cyclic Bregman projections
+    (Algorithm 1), each a rank-one update of :math:`M`, so :math:`M` stays positive
+    definite.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Weight of the slack term (large = nearly hard constraints).
+    n_constraints : int or None, default=None
+        Number of random pairs (half similar, half dissimilar); by default
+        ``20 * n_classes**2`` as in ``metric-learn``.
+    bounds : (float, float) or None, default=None
+        ``(u, l)``; by default the 5th and 95th percentiles of the squared Euclidean
+        distances of the chosen pairs.
+    max_iter : int, default=1000
+        Maximum number of sweeps through the constraints.
+    tol : float, default=1e-3
+        Stop when the dual variables change by less than ``tol`` (relative) in a sweep.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    metric_, components_ : as in :class:`MMC`
+    pairs_ : ndarray of shape (n_pairs, 2)
+    pair_labels_ : ndarray of shape (n_pairs,)
+        +1 similar, -1 dissimilar.
+    bounds_ : ndarray of shape (2,)
+    slack_ : ndarray of shape (n_pairs,)
+    n_iter_ : int
+
+    See the chapter "Metric learning", section "ITML".
+    """
+
+    def __init__(self, gamma=1.0, n_constraints=None, bounds=None, max_iter=1000, tol=1e-3,
+                 random_state=None):
+        self.gamma = gamma
+        self.n_constraints = n_constraints
+        self.bounds = bounds
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Learn ``metric_`` from labelled data; returns ``self``."""
+        X, y_idx = self._validate_xy(X, y)
+        gamma = _check_nonneg_number(self.gamma, "gamma", strict=True)
+        check_positive_int(self.max_iter, "max_iter")
+        rng = check_random_state(self.random_state)
+        n_pairs = (20 * self.classes_.size**2 if self.n_constraints is None
+                   else check_positive_int(self.n_constraints, "n_constraints"))
+        similar, dissimilar = _class_pairs(y_idx)
+        similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
+        dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
+        if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
+            raise ValueError("ITML needs distinct pairs both within a class and across classes")
+        n_sim = min((n_pairs + 1) // 2, similar.shape[0])
+        n_dis = min(n_pairs - n_pairs // 2 if n_pairs > 1 else 1, dissimilar.shape[0])
+        similar = similar[rng.choice(similar.shape[0], n_sim, replace=False)]
+        dissimilar = dissimilar[rng.choice(dissimilar.shape[0], n_dis, replace=False)]
+        pairs = np.vstack([similar, dissimilar])
+        delta = np.r_[np.ones(n_sim), -np.ones(n_dis)]
+        V = X[pairs[:, 0]] - X[pairs[:, 1]]
+        sq = np.einsum("pi,pi->p", V, V)
+        if self.bounds is None:
+            u, l = np.percentile(sq, 5), np.percentile(sq, 95)
+        else:
+            u, l = (float(b) for b in self.bounds)
+            if not 0 < u <= l:
+                raise ValueError(f"bounds must satisfy 0 < u <= l, got {self.bounds}")
+        self.bounds_ = np.array([u, l])
+        M, xi, self.n_iter_ = _itml_bregman(V, delta, u, l, gamma, self.max_iter, self.tol)
+        self.pairs_, self.pair_labels_, self.slack_ = pairs, delta.astype(int), xi
+        self._set_metric(M)
+        return self
+
+
+def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
+    """Algorithm 1 of Davis et al. (2007) with M0 = I."""
+    d = V.shape[1]
+    M = np.eye(d)
+    lam = np.zeros(V.shape[0])
+    xi = np.where(delta > 0, u, l).astype(float)
+    n_iter = 0
+    for sweep in range(max_iter):
+        n_iter = sweep + 1
+        lam_old = lam.copy()
+        for c in range(V.shape[0]):
+            v = V[c]
+            Mv = M @ v
+            p = float(v @ Mv)
+            if p <= 0:
+                continue
+            alpha = min(lam[c], delta[c] / 2 * (1 / p - gamma / xi[c]))
+            beta = delta[c] * alpha / (1 - delta[c] * alpha * p)
+            xi[c] = gamma * xi[c] / (gamma + delta[c] * alpha * xi[c])
+            lam[c] -= alpha
+            M = M + beta * np.outer(Mv, Mv)
+        change = np.linalg.norm(lam - lam_old)
+        if change <= tol * max(np.linalg.norm(lam_old), 1e-300) or change == 0:
+            break
+    return (M + M.T) / 2, xi, n_iter
+
+
+# ----------------------------------------------------------------------------- MENN
+
+
+def menn_objective(C_bar, eps, K, y, eta=1.0):
+    r"""Objective of the MENN semidefinite program (eq. 11 of Sriperumbudur and Lanckriet).
+
+    .. math::
+        \langle \bar C, K\rangle_F + \eta \sum_{i,j=1}^{n}
+        \big[1 + \tau_{ij}\,\mathrm{tr}(A_{ij}\bar C) - \tau_{ij}\,\varepsilon\big]_+,
+        \qquad A_{ij} = (k_i - k_j)(k_i - k_j)^\top,
+
+    where :math:`\tau_{ij} = +1` for equal labels and :math:`-1` otherwise and the sum
+    runs over all ordered pairs, including :math:`i = j` (each adds
+    :math:`[1-\varepsilon]_+`), as in the paper.  See the chapter "Metric learning",
+    section "Metric embedding as a semidefinite program".
+    """
+    K = check_symmetric_psd(K, "K")
+    C_bar = as_float_array(C_bar, "C_bar", ndim=2)
+    if C_bar.shape != K.shape:
+        raise ValueError(f"C_bar must have the shape of K {K.shape}, got {C_bar.shape}")
+    _, y_idx = _check_labels(y, K.shape[0])
+    tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
+    B = K @ C_bar @ K
+    dist = np.diag(B)[:, None] + np.diag(B)[None, :] - 2 * B
+    return float(np.sum(K * C_bar) + eta * np.sum(np.maximum(0.0, 1 + tau * (dist - eps))))
+
+
+def _feature_factor(K, tol=1e-10):
+    """F with K ~= F F.T (eigenvalues below tol * largest dropped)."""
+    w, U = np.linalg.eigh(K)
+    keep = w > tol * w.max()
+    return U[:, keep] * np.sqrt(w[keep])
+
+
+def _centred_null_space(F):
+    """Orthonormal basis of the null space of H F (H the centring matrix) and its complement."""
+    Fc = F - F.mean(axis=0)
+    _, s, Vt = np.linalg.svd(Fc, full_matrices=True)
+    rank = int(np.sum(s > 1e-10 * max(s.max(), 1e-300)))
+    return Vt[rank:].T, Vt[:rank].T
+
+
+_CVXPY_MAX_SAMPLES = 40
+
+
+class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
+    r"""Metric embedding for nearest-neighbour classification (MENN; Sriperumbudur and Lanckriet).
+
+    The embedding is :math:`f(x) = C k_x` with :math:`k_x = (k(x, x_1), \dots, k(x, x_n))^\top`
+    (the representer theorem: :math:`f = \sum_i c_i k(\cdot, x_i)`, :math:`\sum_i c_i = 0`),
+    and :math:`\bar C = C^\top C` solves the semidefinite program
+
+    .. math::
+        \min_{\bar C\succeq 0,\ \varepsilon\ge 0,\ \xi\ge 0}\ \langle\bar C, K\rangle_F
+          + \eta\sum_{i,j}\xi_{ij}
+        \quad\text{s.t.}\quad \tau_{ij}\big(\langle\bar C, -A_{ij}\rangle_F + \varepsilon\big)
+          \ge 1 - \xi_{ij},\qquad \langle \bar C, \mathbf 1\mathbf 1^\top\rangle_F = 0,
+
+    with :math:`A_{ij} = (k_i - k_j)(k_i - k_j)^\top` and :math:`\tau_{ij} = \pm 1` for
+    equal/different labels; the sum runs over all ordered pairs including
+    :math:`i = j`, as in the paper.  The paper asks for :math:`\varepsilon > 0`; we
+    allow :math:`\varepsilon \ge 0` (a closed feasible set).  It is a soft-margin SVM
+    whose "points" are the matrices :math:`-A_{ij}` with labels :math:`\tau_{ij}`,
+    normal :math:`\bar C` and offset :math:`\varepsilon`.
+
+    Both solvers work in reduced coordinates: with :math:`K = FF^\top`,
+    :math:`W = F^\top\bar C F` carries all the information
+    (:math:`\|f(x_i) - f(x_j)\|^2 = (F_i - F_j)W(F_i - F_j)^\top`,
+    :math:`\langle\bar C, K\rangle = \mathrm{tr}\,W`), and :math:`\bar C` is recovered as
+    :math:`(HF)^{+\top} W (HF)^{+}`.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "linear"}, default="rbf"
+    gamma : float or None, default=None
+        RBF width :math:`\rho` in :math:`\exp(-\rho\|x - y\|^2)`; default ``1 / n_features``.
+    eta : float, default=1.0
+        Weight of the hinge losses, :math:`\eta = 1/\tilde\lambda`.
+    n_neighbors : int, default=3
+        k of the k-NN rule used by ``predict``.
+    n_components : int or None, default=None
+        Dimension of ``transform``'s output; by default the rank of :math:`\bar C`
+        (eigenvalues above ``1e-6`` times the largest).
+    solver : {"auto", "cvxpy", "subgradient"}, default="auto"
+        ``"auto"`` uses cvxpy up to 40 training points and the subgradient solver
+        beyond.  ``"cvxpy"`` (at most 80 points) solves the SDP with SCS (exact up to solver tolerance, practical
+        for n up to about 40); ``"subgradient"`` is projected subgradient descent on
+        :math:`(W, \varepsilon)`, in the spirit of the solver used in the paper,
+        practical for a few hundred points.
+    max_iter : int, default=3000
+        Iterations of the subgradient solver (steps :math:`\sqrt{n}/(\|g_t\|\sqrt{t+1})`,
+        best iterate kept).
+
+    Attributes
+    ----------
+    C_bar_ : ndarray of shape (n_samples, n_samples)
+    eps_ : float
+    objective_ : float
+        Value of the objective at the solution.
+    embedding_ : ndarray of shape (n_components_, n_samples)
+        The matrix :math:`C` with :math:`f(x) = C k_x`.
+    eigenvalues_ : ndarray of shape (rank,)
+        Spectrum of :math:`W = F^\top\bar C F`, descending: the learned metric in the
+        kernel's own coordinates (it suggests the embedding dimension; unlike
+        :math:`\bar C` itself it is well conditioned).
+    n_iter_ : int
+        Solver iterations (SCS iterations, or ``max_iter`` subgradient steps).
+    classes_, X_fit_, n_components_
+
+    See the chapter "Metric learning", section "Metric embedding as a semidefinite program".
+    """
+
+    def __init__(self, kernel="rbf", gamma=None, eta=1.0, n_neighbors=3, n_components=None,
+                 solver="auto", max_iter=3000):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.eta = eta
+        self.n_neighbors = n_neighbors
+        self.n_components = n_components
+        self.solver = solver
+        self.max_iter = max_iter
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def kernel_matrix(self, X, Y=None):
+        r"""The kernel values :math:`k(x_i, y_j)` used by this model (``linear`` or ``rbf``).
+
+        Parameters
+        ----------
+        X : array_like of shape (n, n_features)
+        Y : array_like of shape (p, n_features), default=X
+
+        Returns
+        -------
+        ndarray of shape (n, p)
+        """
+        X = as_float_array(X, "X", ndim=2)
+        Y = X if Y is None else as_float_array(Y, "Y", ndim=2)
+        if X.shape[1] != Y.shape[1]:
+            raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}")
+        return self._kernel(X, Y)
+
+    def _kernel(self, X, Y):
+        if self.kernel == "linear":
+            return linear_kernel(X, Y)
+        gamma = 1.0 / X.shape[1] if self.gamma is None else self.gamma
+        return rbf_kernel(X, Y, gamma=gamma)
+
+    def fit(self, X, y):
+        """Solve the SDP on the training data; returns ``self``."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError("MetricEmbeddingNN needs at least two classes, got 1 class")
+        if self.kernel not in ("rbf", "linear"):
+            raise ValueError(f"kernel must be 'rbf' or 'linear', got {self.kernel!r}")
+        if self.gamma is not None:
+            _check_nonneg_number(self.gamma, "gamma", strict=True)
+        eta = _check_nonneg_number(self.eta, "eta", strict=True)
+        check_positive_int(self.n_neighbors, "n_neighbors")
+        check_positive_int(self.max_iter, "max_iter")
+        if self.solver not in ("auto", "cvxpy", "subgradient"):
+            raise ValueError(f"solver must be 'auto', 'cvxpy' or 'subgradient', got {self.solver!r}")
+        solver = self.solver
+        if solver == "auto":
+            solver = "cvxpy" if X.shape[0] <= _CVXPY_MAX_SAMPLES else "subgradient"
+        if solver == "cvxpy" and X.shape[0] > 2 * _CVXPY_MAX_SAMPLES:
+            raise ValueError(
+                f"solver='cvxpy' is limited to {2 * _CVXPY_MAX_SAMPLES} training points (the SDP has "
+                f"n^2 hinge terms; memory grows like n^4), got {X.shape[0]}; use solver='subgradient'"
+            )
+        self.X_fit_ = X
+        K = self._kernel(X, X)
+        F = _feature_factor(K)
+        null, _ = _centred_null_space(F)
+        tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
+        if solver == "cvxpy":
+            W, eps, self.n_iter_ = _menn_cvxpy(F, null, tau, eta)
+        else:
+            W, eps = _menn_subgradient(F, null, tau, eta, self.max_iter)
+            self.n_iter_ = self.max_iter
+        Fc_pinv = np.linalg.pinv(F - F.mean(axis=0))
+        C_bar = Fc_pinv.T @ W @ Fc_pinv
+        self.C_bar_ = (C_bar + C_bar.T) / 2
+        self.eps_ = float(eps)
+        self.W_ = W
+        self.objective_ = _menn_reduced_objective(W, eps, F, tau, eta)
+        # the spectrum and the embedding come from W (well conditioned): with
+        # W = V diag(w) V^T, f(x) = diag(w)^{1/2} V^T F^+ k_x, so that
+        # ||f(x_i) - f(x_j)||^2 = (F_i - F_j) W (F_i - F_j)^T on the training set.
+        w, V = np.linalg.eigh((W + W.T) / 2)
+        order = np.argsort(w)[::-1]
+        w, V = np.maximum(w[order], 0.0), V[:, order]
+        idx = np.argmax(np.abs(V), axis=0)
+        V = V * np.sign(V[idx, np.arange(V.shape[1])])
+        self.eigenvalues_ = w
+        if self.n_components is None:
+            d = max(1, int(np.sum(w > 1e-6 * max(w[0], 1e-300))))
+        else:
+            d = check_positive_int(self.n_components, "n_components", upper=w.size,
+                                   upper_name="the rank of the kernel matrix")
+        self.n_components_ = d
+        self.embedding_ = (np.sqrt(w[:d])[:, None] * V[:, :d].T) @ np.linalg.pinv(F)
+        self._train_embedded = self.embedding_ @ K
+        self._y_idx = y_idx
+        return self
+
+    def transform(self, X):
+        r"""Embed ``X``: rows :math:`f(x)^\top = (C k_x)^\top`."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return (self.embedding_ @ self._kernel(self.X_fit_, X)).T
+
+    def predict(self, X):
+        """k-NN vote (``n_neighbors``) among the embedded training points."""
+        Z = self.transform(X)
+        n_neighbors = min(self.n_neighbors, self.X_fit_.shape[0])
+        return knn_predict(self._train_embedded.T, self.classes_[self._y_idx], Z, n_neighbors)
+
+    def loo_error(self):
+        """Leave-one-out k-NN error on the training set, in the learned embedding."""
+        check_is_fitted(self)
+        return knn_loo_error(self._train_embedded.T, self._y_idx, self.n_neighbors)
+
+
+def _reduced_pair_dist(W, F):
+    Z = F @ W @ F.T
+    d = np.diag(Z)
+    return d[:, None] + d[None, :] - 2 * Z
+
+
+def _menn_reduced_objective(W, eps, F, tau, eta):
+    dist = _reduced_pair_dist(W, F)
+    return float(np.trace(W) + eta * np.sum(np.maximum(0.0, 1 + tau * (dist - eps))))
+
+
+def _menn_cvxpy(F, null, tau, eta):
+    import cvxpy as cp
+
+    n, r = F.shape
+    i, j = np.triu_indices(n, 1)
+    D = F[i] - F[j]
+    Q = np.einsum("pa,pb->pab", D, D).reshape(len(i), r * r)
+    t = tau[i, j]
+    W = cp.Variable((r, r), PSD=True)
+    eps = cp.Variable(nonneg=True)
+    dist = Q @ cp.vec(W, order="F")
+    # ordered pairs: each unordered pair twice, plus the n diagonal terms [1 - eps]_+
+    hinge = 2 * cp.sum(cp.pos(1 + cp.multiply(t, dist) - t * eps)) + n * cp.pos(1 - eps)
+    constraints = [W @ null == 0] if null.shape[1] else []
+    problem = cp.Problem(cp.Minimize(cp.trace(W) + eta * hinge), constraints)
+    problem.solve(solver=cp.SCS, eps=1e-7, max_iters=50000)
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"the MENN SDP was not solved (status {problem.status})")
+    Wv = (W.value + W.value.T) / 2
+    n_iter = getattr(problem.solver_stats, "num_iters", None) or 1
+    return psd_projection(Wv), max(float(eps.value), 0.0), int(n_iter)
+
+
+def _menn_subgradient(F, null, tau, eta, max_iter):
+    n, r = F.shape
+    P = np.eye(r) - null @ null.T
+
+    def project(W):
+        return psd_projection(P @ W @ P)
+
+    def value_and_subgradient(W, eps):
+        dist = _reduced_pair_dist(W, F)
+        margin = 1 + tau * (dist - eps)
+        active = margin > 0
+        T = np.where(active, tau, 0.0)
+        deg = T.sum(axis=1) + T.sum(axis=0)
+        gW = np.eye(r) + eta * (F.T @ (deg[:, None] * F) - F.T @ (T + T.T) @ F)
+        g_eps = -eta * T.sum()
+        return float(np.trace(W) + eta * margin[active].sum()), gW, g_eps
+
+    # classical subgradient steps R / (||g|| sqrt(t + 1)), best iterate kept
+    radius = np.sqrt(n)
+    W, eps = np.zeros((r, r)), 1.0
+    best = (np.inf, W, eps)
+    for t in range(max_iter):
+        val, gW, g_eps = value_and_subgradient(W, eps)
+        if val < best[0]:
+            best = (val, W, eps)
+        gnorm = np.sqrt(np.sum(gW**2) + g_eps**2)
+        step = radius / max(gnorm, 1e-300) / np.sqrt(t + 1)
+        W = project(W - step * gW)
+        eps = max(eps - step * g_eps, 0.0)
+    return best[1], best[2]

@@ -1,0 +1,360 @@
+"""Tests of lecturelib.metric: cross-checks against scipy, scikit-learn, cvxpy and closed forms."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from scipy.spatial.distance import mahalanobis as scipy_mahalanobis
+from sklearn.datasets import load_iris, load_wine
+from sklearn.model_selection import LeaveOneOut, cross_val_predict
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import StandardScaler
+
+from lecturelib import datasets, metric
+
+
+def _scaled(loader):
+    X, y = loader(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return _scaled(load_iris)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return _scaled(load_wine)
+
+
+def _small_problem(n=24, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n // 3)
+    X = rng.normal(size=(n, d)) + np.c_[y, -y, np.zeros(n)][:, :d] * 0.8
+    X[:, 0] *= 3.0
+    return X, y
+
+
+# ----------------------------------------------------------------------------- basics
+
+
+def test_mahalanobis_matches_scipy():
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(4, 4))
+    M = A @ A.T
+    x, z = rng.normal(size=4), rng.normal(size=4)
+    assert metric.mahalanobis(x, z, M) == pytest.approx(scipy_mahalanobis(x, z, M), rel=1e-12)
+    X, Z = rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    expected = [scipy_mahalanobis(a, b, M) for a, b in zip(X, Z)]
+    np.testing.assert_allclose(metric.mahalanobis(X, Z, M), expected, rtol=1e-12)
+
+
+def test_mahalanobis_is_euclidean_after_the_linear_map():
+    rng = np.random.default_rng(2)
+    L = rng.normal(size=(2, 3))
+    X = rng.normal(size=(6, 3))
+    D = metric.pairwise_mahalanobis(X, M=L.T @ L)
+    Z = X @ L.T
+    expected = np.linalg.norm(Z[:, None] - Z[None], axis=-1)
+    np.testing.assert_allclose(D, expected, atol=1e-10)
+    L2 = metric.components_from_metric(L.T @ L)
+    np.testing.assert_allclose(L2.T @ L2, L.T @ L, atol=1e-10)
+
+
+def test_mahalanobis_rejects_bad_matrices():
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        metric.mahalanobis([0, 0], [1, 1], [[1, 0], [0, -1]])
+    with pytest.raises(ValueError, match="symmetric"):
+        metric.mahalanobis([0, 0], [1, 1], [[1, 1], [0, 1]])
+    with pytest.raises(ValueError, match="shape"):
+        metric.mahalanobis([0, 0], [1, 1], np.eye(3))
+    with pytest.raises(ValueError, match="NaN"):
+        metric.mahalanobis([0, np.nan], [1, 1], np.eye(2))
+
+
+@pytest.mark.parametrize("k", [1, 3, 5])
+def test_knn_loo_error_matches_scikit_learn(wine, k):
+    X, y = wine                                   # no duplicate points: no distance ties
+    pred = cross_val_predict(KNeighborsClassifier(n_neighbors=k, algorithm="brute"), X, y,
+                             cv=LeaveOneOut())
+    assert metric.knn_loo_error(X, y, k) == pytest.approx(np.mean(pred != y))
+
+
+def test_knn_loo_error_under_a_metric_equals_embedded_error(wine):
+    X, y = wine
+    L = np.random.default_rng(3).normal(size=(4, X.shape[1]))
+    assert metric.knn_loo_error(X, y, 3, M=L.T @ L) == pytest.approx(metric.knn_loo_error(X @ L.T, y, 3))
+    D = metric.pairwise_mahalanobis(X @ L.T)
+    assert metric.knn_loo_error(D, y, 3, precomputed=True) == pytest.approx(metric.knn_loo_error(X @ L.T, y, 3))
+
+
+def test_knn_loo_error_bad_input():
+    X, y = np.random.default_rng(0).normal(size=(5, 2)), np.array([0, 0, 1, 1, 1])
+    with pytest.raises(ValueError, match="n_neighbors"):
+        metric.knn_loo_error(X, y, 5)
+    with pytest.raises(ValueError, match="labels"):
+        metric.knn_loo_error(X, y[:4], 1)
+
+
+def test_balance_scale_is_rebuilt_exactly():
+    X, y = datasets.balance_scale()
+    assert X.shape == (625, 4) and len(np.unique(X, axis=0)) == 625
+    labels, counts = np.unique(y, return_counts=True)
+    assert dict(zip(labels, counts)) == {"B": 49, "L": 288, "R": 288}
+    # the UCI file's first rows: B,1,1,1,1 / R,1,1,1,2 / ... / L,5,5,5,4
+    assert y[0] == "B" and y[1] == "R" and list(X[1]) == [1, 1, 1, 2] and y[-2] == "L"
+
+
+# ----------------------------------------------------------------------------- learners
+
+
+@pytest.mark.parametrize("make", [lambda: metric.MMC(), lambda: metric.LMNN(),
+                                  lambda: metric.ITML(random_state=0)],
+                         ids=["MMC", "LMNN", "ITML"])
+def test_learners_improve_loo_error_on_iris(iris, make):
+    X, y = iris
+    est = make().fit(X, y)
+    assert np.linalg.eigvalsh(est.metric_).min() >= -1e-9 * np.abs(est.metric_).max()
+    np.testing.assert_allclose(est.components_.T @ est.components_, est.metric_, atol=1e-8)
+    assert metric.knn_loo_error(est.transform(X), y, 3) < metric.knn_loo_error(X, y, 3)
+
+
+@pytest.mark.parametrize("make", [lambda: metric.LMNN(), lambda: metric.ITML(random_state=0)],
+                         ids=["LMNN", "ITML"])
+def test_learners_improve_loo_error_on_wine(wine, make):
+    X, y = wine
+    est = make().fit(X, y)
+    assert np.linalg.eigvalsh(est.metric_).min() >= -1e-9 * np.abs(est.metric_).max()
+    assert metric.knn_loo_error(est.transform(X), y, 3) < metric.knn_loo_error(X, y, 3)
+
+
+def test_mmc_does_not_improve_knn_on_wine(wine):
+    """MMC optimises a clustering criterion, not the k-NN error: on wine it is worse than
+    the Euclidean metric (the chapter says so).  This pins the finding down."""
+    X, y = wine
+    est = metric.MMC().fit(X, y)
+    assert np.linalg.eigvalsh(est.metric_).min() >= -1e-9 * np.abs(est.metric_).max()
+    assert metric.knn_loo_error(est.transform(X), y, 3) > metric.knn_loo_error(X, y, 3)
+
+
+def _finite_difference(fun, M, E, h=1e-6):
+    return (fun(M + h * E) - fun(M - h * E)) / (2 * h)
+
+
+def test_mmc_gradient_by_finite_differences():
+    X, y = _small_problem()
+    sim, dis = metric._class_pairs(y)
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(3, 3))
+    M = A @ A.T + np.eye(3)
+    E = rng.normal(size=(3, 3))
+    E = E + E.T
+    _, grad, _ = metric.mmc_objective(M, X, sim, dis)
+    fd = _finite_difference(lambda B: metric.mmc_objective(B, X, sim, dis)[0], M, E)
+    assert np.sum(grad * E) == pytest.approx(fd, rel=1e-6)
+
+
+def test_lmnn_gradient_by_finite_differences():
+    X, y = _small_problem()
+    targets = metric.lmnn_target_neighbors(X, y, 3)
+    rng = np.random.default_rng(5)
+    A = rng.normal(size=(3, 3))
+    M = A @ A.T + np.eye(3)
+    E = rng.normal(size=(3, 3))
+    E = E + E.T
+    _, grad, n_active = metric.lmnn_loss(M, X, y, targets)
+    assert n_active > 0
+    fd = _finite_difference(lambda B: metric.lmnn_loss(B, X, y, targets)[0], M, E, h=1e-7)
+    assert np.sum(grad * E) == pytest.approx(fd, rel=1e-5)
+
+
+def test_lmnn_target_neighbors_are_nearest_same_class_points():
+    X, y = _small_problem()
+    targets = metric.lmnn_target_neighbors(X, y, 2)
+    for i in range(len(y)):
+        same = [j for j in range(len(y)) if y[j] == y[i] and j != i]
+        dist = {j: np.sum((X[i] - X[j]) ** 2) for j in same}
+        expected = sorted(same, key=lambda j: dist[j])[:2]
+        assert sorted(targets[targets[:, 0] == i, 1]) == sorted(expected)
+
+
+def test_mmc_matches_cvxpy():
+    X, y = _small_problem(n=18)
+    est = metric.MMC(tol=1e-10, max_iter=2000).fit(X, y)
+    sim, dis = metric._class_pairs(y)
+    ds, dd = X[sim[:, 0]] - X[sim[:, 1]], X[dis[:, 0]] - X[dis[:, 1]]
+    A = cp.Variable((3, 3), PSD=True)
+    quad = np.einsum("pa,pb->pab", dd, dd).reshape(len(dd), 9)
+    S = ds.T @ ds
+    n_d = len(dd)        # cvxpy is given the better-scaled constraint mean(d_M) >= 1
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(S, A))),
+                      [cp.sum(cp.sqrt(quad @ cp.vec(A, order="F"))) >= n_d])
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == "optimal"
+    # ours satisfies the constraint with equality and reaches the same optimum
+    g, _, f = metric.mmc_objective(est.metric_, X, sim, dis)
+    assert g == pytest.approx(1.0, rel=1e-8)
+    assert f * n_d**2 == pytest.approx(prob.value, rel=1e-4)
+    np.testing.assert_allclose(est.metric_ * n_d**2, A.value, atol=1e-3 * np.abs(A.value).max())
+
+
+def test_lmnn_matches_cvxpy():
+    X, y = _small_problem(n=18)
+    est = metric.LMNN(n_neighbors=2, max_iter=3000, tol=1e-12).fit(X, y)
+    targets = est.target_neighbors_
+    ti, tj, tl = metric._lmnn_triplets(targets, y)
+    M = cp.Variable((3, 3), PSD=True)
+    def quad(a, b):
+        D = X[a] - X[b]
+        return np.einsum("pa,pb->pab", D, D).reshape(len(D), 9) @ cp.vec(M, order="F")
+    loss = 0.5 * cp.sum(quad(targets[:, 0], targets[:, 1])) + \
+        0.5 * cp.sum(cp.pos(1 + quad(ti, tj) - quad(ti, tl)))
+    prob = cp.Problem(cp.Minimize(loss))
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == "optimal"
+    ours = metric.lmnn_loss(est.metric_, X, y, targets)[0]
+    assert ours == pytest.approx(est.loss_, rel=1e-10)
+    assert prob.value <= ours + 1e-6                      # cvxpy is the exact optimum ...
+    assert ours <= prob.value * (1 + 5e-3)                # ... and our subgradient gets close
+
+
+def test_itml_matches_cvxpy():
+    X, y = _small_problem(n=18)
+    est = metric.ITML(gamma=1.0, n_constraints=12, max_iter=20000, tol=1e-10, random_state=0).fit(X, y)
+    V = X[est.pairs_[:, 0]] - X[est.pairs_[:, 1]]
+    delta = est.pair_labels_
+    u, l = est.bounds_
+    xi0 = np.where(delta > 0, u, l)
+    d = X.shape[1]
+    M = cp.Variable((d, d), PSD=True)
+    xi = cp.Variable(len(delta), pos=True)
+    dist = cp.hstack([v @ M @ v for v in V])
+    r = cp.multiply(xi, 1 / xi0)
+    objective = cp.trace(M) - cp.log_det(M) - d + cp.sum(r - cp.log(r) - 1)
+    constraints = [cp.multiply(delta, dist) <= cp.multiply(delta, xi)]
+    prob = cp.Problem(cp.Minimize(objective), constraints)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == "optimal"
+    np.testing.assert_allclose(est.metric_, M.value, atol=2e-4 * np.abs(M.value).max())
+    np.testing.assert_allclose(est.slack_, xi.value, rtol=1e-3)
+
+
+def test_learners_reject_a_single_class():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    for est in (metric.MMC(), metric.LMNN(), metric.ITML(), metric.MetricEmbeddingNN()):
+        with pytest.raises(ValueError, match="two classes"):
+            est.fit(X, np.zeros(10))
+
+
+def test_metric_learn_agrees_on_iris(iris):
+    """Optional: compare with the metric-learn package where it is installed."""
+    metric_learn = pytest.importorskip("metric_learn")
+    X, y = iris
+    theirs = metric_learn.LMNN(n_neighbors=3, random_state=0).fit(X, y)
+    ours = metric.LMNN(n_neighbors=3).fit(X, y)
+    err_theirs = metric.knn_loo_error(theirs.transform(X), y, 3)
+    err_ours = metric.knn_loo_error(ours.transform(X), y, 3)
+    assert abs(err_theirs - err_ours) <= 0.02
+    theirs = metric_learn.ITML_Supervised(random_state=0).fit(X, y)
+    assert abs(metric.knn_loo_error(theirs.transform(X), y, 3)
+               - metric.knn_loo_error(metric.ITML(random_state=0).fit(X, y).transform(X), y, 3)) <= 0.03
+
+
+# ----------------------------------------------------------------------------- MENN
+
+
+def _menn_problem(n=15, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = rng.normal(size=(n, 2)) + np.c_[np.cos(2 * y), np.sin(2 * y)] * 1.2
+    return X, y
+
+
+def _menn_cvxpy_direct(K, y, eta):
+    """The SDP (11) written term by term over the n x n matrix C_bar, no reduction."""
+    n = len(y)
+    C = cp.Variable((n, n), PSD=True)
+    eps = cp.Variable(nonneg=True)
+    xi = cp.Variable((n, n), nonneg=True)
+    constraints = [cp.sum(C) == 0]
+    for i in range(n):
+        for j in range(n):
+            tau = 1.0 if y[i] == y[j] else -1.0
+            a = K[:, i] - K[:, j]
+            constraints.append(tau * (-(a @ C @ a) + eps) >= 1 - xi[i, j])
+    prob = cp.Problem(cp.Minimize(cp.trace(K @ C) + eta * cp.sum(xi)), constraints)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status in ("optimal", "optimal_inaccurate")
+    return prob.value, C.value, eps.value
+
+
+@pytest.fixture(scope="module")
+def menn_fit():
+    X, y = _menn_problem()
+    return X, y, metric.MetricEmbeddingNN(gamma=0.5, eta=1.0).fit(X, y)
+
+
+def test_menn_solution_satisfies_its_constraints(menn_fit):
+    X, y, est = menn_fit
+    C = est.C_bar_
+    scale = np.abs(C).max()
+    assert np.linalg.eigvalsh(C).min() >= -1e-6 * scale
+    assert abs(C.sum()) <= 1e-6 * scale * C.size
+    assert est.eps_ >= 0
+    K = est._kernel(X, X)
+    assert est.objective_ == pytest.approx(metric.menn_objective(C, est.eps_, K, y, 1.0), rel=1e-6)
+
+
+def test_menn_matches_direct_cvxpy_formulation(menn_fit):
+    X, y, est = menn_fit
+    K = est._kernel(X, X)
+    value, C_direct, eps_direct = _menn_cvxpy_direct(K, y, 1.0)
+    assert est.objective_ == pytest.approx(value, rel=2e-4)
+    assert metric.menn_objective(C_direct, eps_direct, K, y, 1.0) == pytest.approx(value, rel=1e-4)
+
+
+def test_menn_subgradient_solver_is_close_to_the_sdp(menn_fit):
+    X, y, est = menn_fit
+    sub = metric.MetricEmbeddingNN(gamma=0.5, eta=1.0, solver="subgradient").fit(X, y)
+    assert est.objective_ <= sub.objective_ + 1e-6
+    assert sub.objective_ <= est.objective_ * 1.01
+    K = sub._kernel(X, X)
+    assert sub.objective_ == pytest.approx(metric.menn_objective(sub.C_bar_, sub.eps_, K, y, 1.0), rel=1e-6)
+
+
+def test_menn_linear_kernel_is_a_mahalanobis_metric():
+    """Corollary 3: with k(x, y) = x'y, f(x) = Lx and the SDP equals the direct problem over M."""
+    X, y = _menn_problem(n=15, seed=1)
+    X = X + np.array([2.0, -1.0])                  # not centred: the constraint 1'C1 = 0 matters
+    est = metric.MetricEmbeddingNN(kernel="linear", eta=0.5).fit(X, y)
+    M = cp.Variable((2, 2), PSD=True)
+    eps = cp.Variable(nonneg=True)
+    terms = []
+    for i in range(len(y)):
+        for j in range(len(y)):
+            tau = 1.0 if y[i] == y[j] else -1.0
+            d = X[i] - X[j]
+            terms.append(cp.pos(1 + tau * (d @ M @ d) - tau * eps))
+    prob = cp.Problem(cp.Minimize(cp.trace(M) + 0.5 * cp.sum(cp.hstack(terms))))
+    prob.solve(solver=cp.CLARABEL)
+    assert est.objective_ == pytest.approx(prob.value, rel=2e-4)
+    # the learned M = X' C_bar X gives the same distances as the embedding f(x) = C X x
+    M_ours = X.T @ est.C_bar_ @ X
+    Z = est.transform(X)
+    D = np.linalg.norm(Z[:, None] - Z[None], axis=-1)
+    np.testing.assert_allclose(D, metric.pairwise_mahalanobis(X, M=metric.psd_projection(M_ours)),
+                               atol=1e-6 * D.max())
+
+
+def test_menn_embedding_reproduces_the_learned_distances(menn_fit):
+    X, y, est = menn_fit
+    K = est._kernel(X, X)
+    Z = est.transform(X)
+    D_emb = np.sum((Z[:, None] - Z[None]) ** 2, axis=-1)
+    B = K @ est.C_bar_ @ K
+    D_sdp = np.diag(B)[:, None] + np.diag(B)[None] - 2 * B
+    np.testing.assert_allclose(D_emb, D_sdp, atol=1e-6 * D_sdp.max())
+    assert est.predict(X).shape == y.shape
+    assert 0 <= est.loo_error() <= 1
