@@ -367,6 +367,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="method names to run")
     parser.add_argument("--no-notebooks", action="store_true")
+    parser.add_argument("--notebooks-only", action="store_true",
+                        help="time the chapter notebooks only (keep the stored method results)")
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite RESULTS.md and the plot from the stored results.json")
     parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
@@ -383,7 +385,7 @@ def main(argv=None) -> int:
 
     results = []
     for method in METHODS:
-        if args.only and method.name not in args.only:
+        if args.notebooks_only or (args.only and method.name not in args.only):
             continue
         for n in (method.quick if args.quick else method.sizes):
             repeats = 1 if n >= 20000 else args.repeats
@@ -401,7 +403,7 @@ def main(argv=None) -> int:
                                        f"{lib['quality'][method.quality]:.6g} vs {ref['quality'][method.quality]:.6g}")
             print(f"{method.name:<20} n={n:<6} {msg}", flush=True)
     notebooks = None if args.no_notebooks else time_notebooks()
-    if args.only or notebooks is None:  # a partial run updates the stored results
+    if args.only or args.notebooks_only or notebooks is None:  # a partial run updates the stored results
         results, notebooks = merge_previous(results, notebooks)
     write_report(results, notebooks or [], machine(), args.threads)
     plot(results)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.datasets import make_blobs
+from sklearn.utils import get_tags
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_estimator_checks import PARAMS, estimator_classes  # noqa: E402
@@ -31,10 +32,10 @@ FIT_ARGS = {
 }
 
 
-def fit_args(key, cls, X, y):
+def fit_args(key, estimator, X, y):
     if key in FIT_ARGS:
         return FIT_ARGS[key](X, y)
-    if "y" in inspect.signature(cls.fit).parameters and getattr(cls, "_estimator_type", "") == "classifier":
+    if get_tags(estimator).target_tags.required:  # supervised: classifiers, metric learners
         return (X, y)
     return (X,)
 
@@ -72,7 +73,7 @@ def fingerprints(seed=0) -> dict[str, str]:
     out = {}
     for key, cls in randomised_estimators().items():
         est = cls(**{**PARAMS.get(key, {}), "random_state": seed})
-        est.fit(*fit_args(key, cls, X, y))
+        est.fit(*fit_args(key, est, X, y))
         out[key] = fingerprint(est)
     return out
 
