@@ -742,11 +742,14 @@ def _feature_factor(K, tol=1e-10):
     return U[:, keep] * np.sqrt(w[keep])
 
 
+_CENTRED_RANK_TOL = 1e-10
+
+
 def _centred_null_space(F):
     """Orthonormal basis of the null space of H F (H the centring matrix) and its complement."""
     Fc = F - F.mean(axis=0)
     _, s, Vt = np.linalg.svd(Fc, full_matrices=True)
-    rank = int(np.sum(s > 1e-10 * max(s.max(), 1e-300)))
+    rank = int(np.sum(s > _CENTRED_RANK_TOL * max(s.max(), 1e-300)))
     return Vt[rank:].T, Vt[:rank].T
 
 
@@ -893,7 +896,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         else:
             W, eps = _menn_subgradient(F, null, tau, eta, self.max_iter)
             self.n_iter_ = self.max_iter
-        Fc_pinv = np.linalg.pinv(F - F.mean(axis=0))
+        # the same rank cut as the null space: a default pinv would invert the
+        # direction removed by centring (a singular value ~1e-13) and swamp C_bar
+        Fc_pinv = np.linalg.pinv(F - F.mean(axis=0), rcond=_CENTRED_RANK_TOL)
         C_bar = Fc_pinv.T @ W @ Fc_pinv
         self.C_bar_ = (C_bar + C_bar.T) / 2
         self.eps_ = float(eps)

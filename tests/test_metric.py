@@ -358,3 +358,27 @@ def test_menn_embedding_reproduces_the_learned_distances(menn_fit):
     np.testing.assert_allclose(D_emb, D_sdp, atol=1e-6 * D_sdp.max())
     assert est.predict(X).shape == y.shape
     assert 0 <= est.loo_error() <= 1
+
+
+@pytest.mark.parametrize("solver", ["cvxpy", "subgradient"])
+def test_menn_c_bar_is_exact_when_the_kernel_is_nearly_singular(solver):
+    """Chapter 12's sample: 30 iris points, two standardised features, RBF kernel. K has
+    eigenvalues down to 1e-9 of the largest and centring removes one more direction.
+    C_bar must still give the embedding's distances and satisfy 1'C_bar 1 = 0 (a
+    default-tolerance pseudo-inverse of the centred factor inverts a round-off singular
+    value and breaks both)."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    pick = np.random.default_rng(1).choice(150, 30, replace=False)
+    X, y = X[pick][:, 2:], y[pick]
+    est = metric.MetricEmbeddingNN(gamma=0.5, eta=1.0, solver=solver, max_iter=300).fit(X, y)
+    K = est.kernel_matrix(X)
+    w = np.linalg.eigvalsh(K)
+    assert w[w > 0].min() < 1e-8 * w.max()          # the regime this test is about
+    B = K @ est.C_bar_ @ K
+    D_sdp = np.diag(B)[:, None] + np.diag(B)[None] - 2 * B
+    Z = est.transform(X)
+    D_emb = np.sum((Z[:, None] - Z[None]) ** 2, axis=-1)
+    np.testing.assert_allclose(D_sdp, D_emb, atol=1e-6 * D_emb.max())
+    assert abs(est.C_bar_.sum()) <= 1e-8 * np.abs(est.C_bar_).sum()
+    assert est.objective_ == pytest.approx(metric.menn_objective(est.C_bar_, est.eps_, K, y, 1.0), rel=1e-6)
