@@ -120,12 +120,16 @@ def _squared_distances(X, x_sq, C):
     return D
 
 
+_ASSIGN_CHUNK = 8192  # points per block: a k x 8192 score block stays in cache
+
+
 def _assign(XT, x_sq, C):
     """Nearest centre of every point (lowest index on ties) and the squared distance.
 
-    ``XT`` is the transposed data (d x m). The score ``c_j.x - ||c_j||^2 / 2`` is
-    computed for all centres and points with one matrix product (k x m) and maximised
-    over ``j``; every later step is a vector operation over the m points.
+    ``XT`` is the transposed data (d x m). The scores ``c_j.x - ||c_j||^2 / 2`` of all
+    centres against a block of points come from one matrix product (k x block) and are
+    maximised over ``j``. Blocks keep the scores in cache and the memory at O(k x block)
+    instead of O(k x m).
 
     Returns
     -------
@@ -133,15 +137,21 @@ def _assign(XT, x_sq, C):
     dist : ndarray of shape (m,)
         ``||x_i - c_{labels_i}||^2``.
     """
-    k = C.shape[0]
-    S = C @ XT
-    S -= 0.5 * np.einsum("ij,ij->i", C, C)[:, None]
-    best = S.max(axis=0)
-    is_best = S == best
-    if np.count_nonzero(is_best) > XT.shape[1]:  # a tie: keep the lowest index
-        labels = np.argmax(is_best, axis=0)
-    else:
-        labels = (np.arange(k, dtype=float) @ is_best.astype(float)).astype(np.intp)
+    k, m = C.shape[0], XT.shape[1]
+    half_sq_norms = 0.5 * np.einsum("ij,ij->i", C, C)[:, None]
+    index = np.arange(k, dtype=float)
+    labels = np.empty(m, dtype=np.intp)
+    best = np.empty(m)
+    for start in range(0, m, _ASSIGN_CHUNK):
+        block = slice(start, start + _ASSIGN_CHUNK)
+        S = C @ XT[:, block]
+        S -= half_sq_norms
+        S.max(axis=0, out=best[block])
+        is_best = S == best[block]
+        if np.count_nonzero(is_best) > is_best.shape[1]:  # a tie: keep the lowest index
+            labels[block] = np.argmax(is_best, axis=0)
+        else:
+            labels[block] = index @ is_best
     best *= -2.0
     best += x_sq
     np.maximum(best, 0.0, out=best)
@@ -204,7 +214,7 @@ def kmeans_objective(X, labels):
     counts = np.bincount(labels, minlength=k)
     sums = _onehot(labels, k) @ X
     means = sums / np.maximum(counts, 1)[:, None]
-    return float(((X - means[labels]) ** 2).sum())
+    return _inertia(X, means, labels)
 
 
 def indicator_matrix(labels, n_clusters=None, *, scaled=True):
@@ -559,8 +569,17 @@ def _lloyd(X, XT, x_sq, centers, max_iter, tol):
         labels_old = labels
     if not converged:
         labels = _assign(XT, x_sq, centers)[0]
-    inertia = float(((X - centers[labels]) ** 2).sum())
-    return labels, centers, inertia, n_iter, history
+    return labels, centers, _inertia(X, centers, labels), n_iter, history
+
+
+def _inertia(X, centers, labels):
+    """``sum_i ||x_i - c_{labels_i}||^2`` from the differences (no cancellation), in blocks."""
+    total = 0.0
+    for start in range(0, X.shape[0], _ASSIGN_CHUNK):
+        block = slice(start, start + _ASSIGN_CHUNK)
+        diff = X[block] - centers[labels[block]]
+        total += float(np.einsum("ij,ij->", diff, diff))
+    return total
 
 
 class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
@@ -683,7 +702,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         labels = _assign(X.T, np.einsum("ij,ij->i", X, X), self.cluster_centers_)[0]
-        return -float(((X - self.cluster_centers_[labels]) ** 2).sum())
+        return -_inertia(X, self.cluster_centers_, labels)
 
 
 # ----------------------------------------------------------------------------- kernel K-means

@@ -43,6 +43,23 @@ def test_kmeans_matches_sklearn_from_same_initial_centres(seed, tol):
     assert ours.n_iter_ == ref.n_iter_
 
 
+def test_kmeans_assignment_in_blocks_matches_sklearn(monkeypatch):
+    """The assignment step works through the points in blocks; with blocks of 37 points
+    (the last one partial) the fit is the same as scikit-learn's, including the lowest
+    index on ties (duplicated centres tie on every point)."""
+    monkeypatch.setattr(cl, "_ASSIGN_CHUNK", 37)
+    X, _ = _blobs(n=500, k=5, d=4, seed=1, std=2.5)
+    init = X[np.random.default_rng(1).choice(len(X), 5, replace=False)]
+    ours = cl.KMeans(5, init=init, n_init=1, tol=0.0).fit(X)
+    ref = SKKMeans(5, init=init, n_init=1, tol=0.0).fit(X)
+    assert np.array_equal(ours.labels_, ref.labels_)
+    assert ours.inertia_ == pytest.approx(ref.inertia_, rel=1e-9)
+    labels, dist = cl._assign(np.ascontiguousarray(X.T), np.einsum("ij,ij->i", X, X), init[[0, 0, 1]])
+    assert set(labels.tolist()) <= {0, 2}
+    np.testing.assert_allclose(dist, np.min(((X[:, None] - init[[0, 1]][None]) ** 2).sum(-1), axis=1),
+                               rtol=1e-9, atol=1e-9)
+
+
 def test_kmeans_hand_computed_toy():
     # Two clusters of two points each; the centres are the pair means (closed form).
     X = np.array([[0, 0], [0.5, 0], [0.5, 1], [1, 1]])
