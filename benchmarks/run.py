@@ -292,9 +292,10 @@ NOISE_NOTE = """\
   are not distinguishable here; read the largest sizes, where the times are longest."""
 
 TIME_GAP_CAUSES = {
-    "KMeans": "profiling shows no hot spot: each Lloyd iteration makes about ten NumPy calls, "
-              "and at a few milliseconds per fit their fixed cost is what separates a NumPy loop "
-              "from scikit-learn's compiled one; the ratio falls as n grows.",
+    "KMeans": "profiling shows no single hot spot: each Lloyd iteration makes about ten NumPy "
+              "calls, each a pass over the data, where scikit-learn runs one compiled loop over "
+              "cache-sized chunks; at small n the calls' fixed cost dominates, at large n the "
+              "extra passes over memory.",
 }
 MEMORY_CAUSES = {
     "SVC": "up to 5,000 training points the SMO solver keeps every kernel row it has computed in "
