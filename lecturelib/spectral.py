@@ -63,7 +63,7 @@ def _centred_gram_of_columns(X, mean):
 
 
 def _scatter_matrix(X, mean):
-    """:math:`X_c^\top X_c` for centred ``X``, without a centred copy when that is safe.
+    r""":math:`X_c^\top X_c` for centred ``X``, without a centred copy when that is safe.
 
     :math:`X^\top X - n\mu\mu^\top` (one BLAS ``syrk``) loses about
     :math:`\log_{10}(1+\mu_i^2/\sigma_i^2)` digits on feature ``i``; when that exceeds 3

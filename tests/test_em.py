@@ -35,8 +35,7 @@ def _start(X, k, cov_type, seed):
     covs = {"full": np.stack([np.eye(d) * rng.uniform(0.5, 2) for _ in range(k)]),
             "diag": rng.uniform(0.5, 2, size=(k, d)),
             "spherical": rng.uniform(0.5, 2, size=k)}[cov_type]
-    precisions = {"full": np.linalg.inv(covs) if cov_type == "full" else None,
-                  "diag": 1 / covs, "spherical": 1 / covs}[cov_type]
+    precisions = np.linalg.inv(covs) if cov_type == "full" else 1 / covs
     return weights, means, covs, precisions
 
 

@@ -307,6 +307,9 @@ def test_menn_solution_satisfies_its_constraints(menn_fit):
     assert est.objective_ == pytest.approx(metric.menn_objective(C, est.eps_, K, y, 1.0), rel=1e-6)
 
 
+# The term-by-term problem over C_bar is ill-conditioned (K is nearly singular): Clarabel
+# stops at "optimal_inaccurate", within 1e-4 of the reduced SDP, which is what is asserted.
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate:UserWarning")
 def test_menn_matches_direct_cvxpy_formulation(menn_fit):
     X, y, est = menn_fit
     K = est._kernel(X, X)
