@@ -137,6 +137,24 @@ def components_from_metric(M, n_components=None, tol=1e-10):
     return np.sqrt(w)[:, None] * V.T
 
 
+_TIE_RTOL = 1e-9
+
+
+def _nearest(D, n_neighbors):
+    """Column indices of the ``n_neighbors`` smallest entries of each row of ``D``, nearest first.
+
+    Distances that agree to ``1e-9`` of the row's largest finite distance count as equal
+    and go to the smaller index. A tie in exact arithmetic (common with integer-valued
+    features) then stays a tie however the distance computation rounds, which differs
+    between BLAS builds and CPUs.
+    """
+    finite = np.isfinite(D)
+    scale = np.max(np.where(finite, D, 0.0), axis=1, keepdims=True)
+    grid = np.where(scale > 0, scale, 1.0) * _TIE_RTOL
+    D_rounded = np.where(finite, np.round(np.where(finite, D, 0.0) / grid), np.inf)
+    return np.argsort(D_rounded, axis=1, kind="stable")[:, :n_neighbors]
+
+
 def _vote(neigh_labels, n_classes):
     """Majority vote per row; ties go to the smallest class index (as scikit-learn)."""
     counts = np.zeros((neigh_labels.shape[0], n_classes), dtype=int)
@@ -174,8 +192,9 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     -------
     float
 
-    Distance ties are broken by the smaller index, vote ties by the smaller class
-    label (as scikit-learn's ``KNeighborsClassifier``).  See the chapter "Metric
+    Distance ties are broken by the smaller index (distances equal to ``1e-9`` of the
+    largest count as tied, so that rounding does not decide), vote ties by the smaller
+    class label (as scikit-learn's ``KNeighborsClassifier``).  See the chapter "Metric
     learning", section "Why the metric matters".
     """
     if precomputed:
@@ -192,7 +211,7 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     n_neighbors = check_positive_int(n_neighbors, "n_neighbors", upper=n - 1,
                                      upper_name="the number of samples minus one")
     np.fill_diagonal(D, np.inf)
-    neigh = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    neigh = _nearest(D, n_neighbors)
     pred = _vote(y_idx[neigh], classes.size)
     return float(np.mean(pred != y_idx))
 
@@ -207,7 +226,7 @@ def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
     n_neighbors = check_positive_int(n_neighbors, "n_neighbors", upper=X_train.shape[0],
                                      upper_name="the number of training samples")
     D = pairwise_mahalanobis(X_test, X_train, M, squared=True)
-    neigh = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    neigh = _nearest(D, n_neighbors)
     return classes[_vote(y_idx[neigh], classes.size)]
 
 
@@ -446,7 +465,7 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     D = euclidean_distances(X, squared=True)
     np.fill_diagonal(D, np.inf)
     D[y_idx[:, None] != y_idx[None, :]] = np.inf
-    order = np.argsort(D, axis=1, kind="stable")[:, :n_neighbors]
+    order = _nearest(D, n_neighbors)
     pairs = [(i, j) for i in range(X.shape[0]) for j in order[i] if np.isfinite(D[i, j])]
     return np.array(pairs, dtype=int).reshape(-1, 2)
 

@@ -90,6 +90,24 @@ def test_knn_loo_error_under_a_metric_equals_embedded_error(wine):
     assert metric.knn_loo_error(D, y, 3, precomputed=True) == pytest.approx(metric.knn_loo_error(X @ L.T, y, 3))
 
 
+def test_knn_ties_go_to_the_smaller_index_whatever_the_rounding():
+    """Integer features (as in the balance-scale data) make exact distance ties common.
+    Ties must go to the smaller index even when the distances are computed with different
+    rounding: here a shift of the data and a rescaling, which change every rounding."""
+    X = datasets.balance_scale()[0].astype(float)[:120]
+    y = datasets.balance_scale()[1][:120]
+    query = X[:40] + 0.5
+    # exact distances (integers and quarter-integers): ties are decided by index alone
+    D_exact = ((query[:, None, :] - X[None]) ** 2).sum(-1)
+    expected = np.argsort(D_exact, axis=1, kind="stable")[:, :5]
+    for shift, scale in [(0.0, 1.0), (1e3 / 3, 1.0), (0.0, 1 / 7), (-17.1, 3.3)]:
+        Xs, Qs = (X + shift) * scale, (query + shift) * scale
+        D = metric.pairwise_mahalanobis(Qs, Xs, squared=True)
+        assert np.array_equal(metric._nearest(D, 5), expected)
+        assert np.array_equal(metric.knn_predict(Xs, y, Qs, 5), metric.knn_predict(X, y, query, 5))
+        assert metric.knn_loo_error(Xs, y, 3) == metric.knn_loo_error(X, y, 3)
+
+
 def test_knn_loo_error_bad_input():
     X, y = np.random.default_rng(0).normal(size=(5, 2)), np.array([0, 0, 1, 1, 1])
     with pytest.raises(ValueError, match="n_neighbors"):
