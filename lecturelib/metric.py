@@ -143,10 +143,10 @@ _TIE_RTOL = 1e-9
 def _nearest(D, n_neighbors):
     """Column indices of the ``n_neighbors`` smallest entries of each row of ``D``, nearest first.
 
-    Distances that agree to ``1e-9`` of the row's largest finite distance count as equal
-    and go to the smaller index. A tie in exact arithmetic (common with integer-valued
-    features) then stays a tie however the distance computation rounds, which differs
-    between BLAS builds and CPUs.
+    Distances are rounded to a grid of ``1e-9`` times the row's largest finite distance
+    before a stable sort, so equal distances go to the smaller index. A tie in exact
+    arithmetic (common with integer-valued features) then stays a tie however the
+    distance computation rounds, which differs between BLAS builds and CPUs.
     """
     finite = np.isfinite(D)
     scale = np.max(np.where(finite, D, 0.0), axis=1, keepdims=True)
@@ -192,8 +192,8 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     -------
     float
 
-    Distance ties are broken by the smaller index (distances equal to ``1e-9`` of the
-    largest count as tied, so that rounding does not decide), vote ties by the smaller
+    Distance ties are broken by the smaller index (distances are compared on a grid of
+    ``1e-9`` times the largest, so that rounding does not decide), vote ties by the smaller
     class label (as scikit-learn's ``KNeighborsClassifier``).  See the chapter "Metric
     learning", section "Why the metric matters".
     """
