@@ -149,9 +149,10 @@ def _nearest(D, n_neighbors):
     distance computation rounds, which differs between BLAS builds and CPUs.
     """
     finite = np.isfinite(D)
-    scale = np.max(np.where(finite, D, 0.0), axis=1, keepdims=True)
+    D_finite = np.where(finite, D, 0.0)
+    scale = D_finite.max(axis=1, keepdims=True)
     grid = np.where(scale > 0, scale, 1.0) * _TIE_RTOL
-    D_rounded = np.where(finite, np.round(np.where(finite, D, 0.0) / grid), np.inf)
+    D_rounded = np.where(finite, np.round(D_finite / grid), np.inf)
     return np.argsort(D_rounded, axis=1, kind="stable")[:, :n_neighbors]
 
 
@@ -761,15 +762,17 @@ def _feature_factor(K, tol=1e-10):
     return U[:, keep] * np.sqrt(w[keep])
 
 
-_CENTRED_RANK_TOL = 1e-10
+def _centred_null_space_and_pinv(F, tol=1e-10):
+    """Null space of H F (H the centring matrix) and the pseudo-inverse of H F.
 
-
-def _centred_null_space(F):
-    """Orthonormal basis of the null space of H F (H the centring matrix) and its complement."""
-    Fc = F - F.mean(axis=0)
-    _, s, Vt = np.linalg.svd(Fc, full_matrices=True)
-    rank = int(np.sum(s > _CENTRED_RANK_TOL * max(s.max(), 1e-300)))
-    return Vt[rank:].T, Vt[:rank].T
+    Both come from one SVD with one rank cut: centring removes one direction of ``F``
+    exactly, and a pseudo-inverse that kept its round-off singular value (~1e-13) would
+    make ``C_bar`` meaningless.
+    """
+    U, s, Vt = np.linalg.svd(F - F.mean(axis=0), full_matrices=True)
+    rank = int(np.sum(s > tol * max(s.max(), 1e-300)))
+    pinv = (Vt[:rank].T / s[:rank]) @ U[:, :rank].T
+    return Vt[rank:].T, pinv
 
 
 _CVXPY_MAX_SAMPLES = 40
@@ -908,16 +911,13 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.X_fit_ = X
         K = self._kernel(X, X)
         F = _feature_factor(K)
-        null, _ = _centred_null_space(F)
+        null, Fc_pinv = _centred_null_space_and_pinv(F)
         tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
         if solver == "cvxpy":
             W, eps, self.n_iter_ = _menn_cvxpy(F, null, tau, eta)
         else:
             W, eps = _menn_subgradient(F, null, tau, eta, self.max_iter)
             self.n_iter_ = self.max_iter
-        # the same rank cut as the null space: a default pinv would invert the
-        # direction removed by centring (a singular value ~1e-13) and swamp C_bar
-        Fc_pinv = np.linalg.pinv(F - F.mean(axis=0), rcond=_CENTRED_RANK_TOL)
         C_bar = Fc_pinv.T @ W @ Fc_pinv
         self.C_bar_ = (C_bar + C_bar.T) / 2
         self.eps_ = float(eps)

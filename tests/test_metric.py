@@ -94,8 +94,8 @@ def test_knn_ties_go_to_the_smaller_index_whatever_the_rounding():
     """Integer features (as in the balance-scale data) make exact distance ties common.
     Ties must go to the smaller index even when the distances are computed with different
     rounding: here a shift of the data and a rescaling, which change every rounding."""
-    X = datasets.balance_scale()[0].astype(float)[:120]
-    y = datasets.balance_scale()[1][:120]
+    X, y = datasets.balance_scale()
+    X, y = X.astype(float)[:120], y[:120]
     query = X[:40] + 0.5
     # exact distances (integers and quarter-integers): ties are decided by index alone
     D_exact = ((query[:, None, :] - X[None]) ** 2).sum(-1)
