@@ -328,6 +328,10 @@ def test_block_diagonal_affinity_collapses_clusters_to_points():
     norms = np.linalg.norm(V, axis=1)
     np.testing.assert_allclose(norms[:4], 0.5, atol=1e-12)
     np.testing.assert_allclose(norms[4:], 1 / np.sqrt(5), atol=1e-12)
+    # Basis-free: the projector onto the eigenspace is that of the scaled indicators
+    # (1/l_j within block j, 0 across), as chapter 6 prints it.
+    H = cl.indicator_matrix(blocks)
+    np.testing.assert_allclose(V @ V.T, H @ H.T, atol=1e-12)
 
 
 @pytest.mark.parametrize("normalization", ["normalized", "ratio"])
