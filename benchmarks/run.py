@@ -393,7 +393,8 @@ def write_report(results, notebooks, info, threads) -> None:
     lines += [""] + notes(results)
     (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
     (HERE / "results.json").write_text(json.dumps(
-        {"machine": info, "threads": threads, "results": results, "notebooks": notebooks}, indent=1) + "\n")
+        {"machine": info, "threads": threads, "targets": TARGETS, "results": results,
+         "notebooks": notebooks}, indent=1) + "\n")
 
 
 def merge_previous(results, notebooks):

@@ -69,6 +69,7 @@ def test_report_is_written_from_the_results(bench, tmp_path, monkeypatch):
     assert "| **all** | **9.0** |" in report
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["results"] == results and stored["threads"] == 1
+    assert stored["targets"] == bench.TARGETS           # the Performance appendix reads them here
 
 
 @pytest.mark.slow
