@@ -48,7 +48,7 @@ def variant(toy, name, edit):
 
 def grade_toy(toy, path, **kw):
     kw.setdefault("cell_timeout", 8)
-    return grading.grade(path, solutions_dir=toy / "solutions", **kw)
+    return grading.grade(path, assignment="toy", solutions_dir=toy / "solutions", **kw)
 
 
 def cell_with(cells, text):
@@ -299,7 +299,7 @@ def run_cli(*args, cwd=None):
 def test_cli_grade_table_and_json(toy, tmp_path):
     out = tmp_path / "result.json"
     path = variant(toy, "cli", break_q3)
-    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--json", str(out))
+    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--assignment", "toy", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "q3" in proc.stdout and "total" in proc.stdout
     result = json.loads(out.read_text())
@@ -316,7 +316,7 @@ def test_cli_cheater_cannot_forge_json_result(toy, tmp_path):
         cells.append(new_code_cell(
             f"open({str(out)!r}, 'w').write('{{\"score\": 6, \"total\": 6}}')"))
     path = variant(toy, "forges_json", edit)
-    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--json", str(out))
+    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--assignment", "toy", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["score"] == 5
 
@@ -332,13 +332,14 @@ def test_cli_corrupt_notebook_gets_clear_error(tmp_path, toy, content, message):
         path.write_bytes(content)
     else:
         path.write_text(content)
-    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"))
+    proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--assignment", "toy")
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_cli_missing_file_and_unknown_assignment(tmp_path, toy):
-    proc = run_cli("grade", str(tmp_path / "nope.ipynb"))
+    proc = run_cli("grade", str(tmp_path / "nope.ipynb"), "--assignment", "toy",
+                   "--solutions", str(toy / "solutions"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
     path = variant(toy, "unknown", lambda cells: None)
     proc = run_cli("grade", str(path), "--solutions", str(toy / "solutions"), "--assignment", "zz")
@@ -364,8 +365,9 @@ def test_exercises_in_sync_with_solutions():
 def test_solution_full_marks_and_exercise_zero(solution):
     questions = grading.load_questions(grading.read_notebook(solution))
     assert len(questions) >= 5
-    full = grading.grade(solution, solutions_dir=ROOT / "solutions")
+    full = grading.grade(solution, assignment=solution.stem, solutions_dir=ROOT / "solutions")
     assert full.score == full.total > 0, full.table()
-    empty = grading.grade(ROOT / "exercises" / solution.name, solutions_dir=ROOT / "solutions")
+    empty = grading.grade(ROOT / "exercises" / solution.name, assignment=solution.stem,
+                          solutions_dir=ROOT / "solutions")
     assert empty.score == 0, empty.table()
     assert empty.total == full.total

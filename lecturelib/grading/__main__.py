@@ -1,0 +1,7 @@
+"""``python -m lecturelib.grading`` is the ``lecturelib`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,149 @@
+"""The ``lecturelib`` command line.
+
+::
+
+    lecturelib assign [SOLUTION ...] [--output-dir exercises] [--check]
+    lecturelib grade SUBMISSION ... --assignment NAME [--json FILE] [--gradebook FILE] ...
+    lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE]
+
+Every error is one line on standard error (``lecturelib: error: ...``) and exit status 2;
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .batch import grade_batch
+from .gradebook import Gradebook
+from .notebook import GradingError, assign
+from .report import fmt, write_atomic, write_json
+from .runner import grade
+from .sandbox import Limits
+
+DEFAULT_GRADEBOOK = "gradebook.sqlite"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lecturelib", description="Generate and grade the course's exercise notebooks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("assign", help="write student notebooks from solution notebooks")
+    p.add_argument("solutions", nargs="*", help="solution notebooks (default: solutions/*.ipynb)")
+    p.add_argument("--output-dir", default="exercises")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 if any student notebook is out of date")
+
+    p = sub.add_parser("grade", help="grade submissions (instructors: needs the solutions)",
+                       description="Grade one notebook (a table, and --json) or a whole class "
+                                   "(several files or folders: into the gradebook).")
+    p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
+                   help="notebooks, or folders of notebooks")
+    p.add_argument("--assignment", required=True,
+                   help="the exercise set to grade against, e.g. 01-bayes (never read from the notebook)")
+    p.add_argument("--json", dest="json_path", help="one notebook: also write the result as JSON here")
+    p.add_argument("--solutions", help="folder of solution notebooks (default: the course's solutions/)")
+    p.add_argument("--gradebook", help=f"SQLite gradebook (default for a class: {DEFAULT_GRADEBOOK})")
+    p.add_argument("--feedback", help="folder for the students' feedback files "
+                                      "(default: feedback/ASSIGNMENT beside the gradebook)")
+    p.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
+    p.add_argument("--force", action="store_true", help="grade again submissions that have not changed")
+    p.add_argument("--scheduler", help="address of a Dask distributed scheduler to grade on")
+    p.add_argument("--no-reference-cache", action="store_true",
+                   help="run the solution notebook again for every submission")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run without the OS sandbox (untrustworthy: only to check your own work)")
+    p.add_argument("--timeout", type=int, default=60, help="time limit per cell, seconds")
+    p.add_argument("--total-timeout", type=int, default=600, help="time limit per notebook run, seconds")
+    p.add_argument("--memory", type=int, default=4096, help="memory limit of a notebook run, MiB")
+    p.add_argument("--max-processes", type=int, default=64, help="processes a notebook may run at once")
+
+    p = sub.add_parser("gradebook", help="read the gradebook")
+    gsub = p.add_subparsers(dest="action", required=True)
+    e = gsub.add_parser("export", help="CSV: one row per student, one column per question, total")
+    e.add_argument("--assignment", required=True)
+    e.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+    e.add_argument("--output", help="write the CSV here (default: standard output)")
+    return parser
+
+
+def _assign(args) -> int:
+    paths = args.solutions or sorted(str(p) for p in Path("solutions").glob("*.ipynb"))
+    if not paths:
+        raise GradingError("no solution notebooks given and none in solutions/")
+    touched = assign(paths, args.output_dir, check=args.check)
+    verb = "out of date" if args.check else "written"
+    for path in touched:
+        print(f"{path}: {verb}")
+    if not touched:
+        print("all student notebooks are up to date")
+    return 1 if (args.check and touched) else 0
+
+
+def _limits(args) -> Limits:
+    return Limits(cell_timeout=args.timeout, total_timeout=args.total_timeout,
+                  memory_mb=args.memory, max_processes=args.max_processes)
+
+
+def _warn_no_sandbox(args):
+    if args.no_sandbox:
+        print("lecturelib: warning: grading without the sandbox: the notebook runs with your "
+              "permissions and this score is not trustworthy", file=sys.stderr)
+
+
+def _grade(args) -> int:
+    limits = _limits(args)
+    _warn_no_sandbox(args)
+    single = len(args.submissions) == 1 and not Path(args.submissions[0]).is_dir()
+    if args.json_path and not single:
+        raise GradingError("--json takes one notebook; a class goes to the gradebook")
+    if single and not args.gradebook:
+        report = grade(args.submissions[0], assignment=args.assignment, solutions_dir=args.solutions,
+                       limits=limits, sandbox=not args.no_sandbox)
+        print(report.table())
+        if args.json_path:
+            write_json(args.json_path, report)
+        return 0
+    with Gradebook(args.gradebook or DEFAULT_GRADEBOOK) as book:
+        summary = grade_batch(args.submissions, assignment=args.assignment, gradebook=book,
+                              solutions_dir=args.solutions, limits=limits, jobs=args.jobs,
+                              force=args.force, feedback_dir=args.feedback, scheduler=args.scheduler,
+                              sandbox=not args.no_sandbox,
+                              use_reference_cache=not args.no_reference_cache)
+        for student, report in summary.graded:
+            print(f"{student}: {fmt(report.score)} / {fmt(report.total)}")
+        if summary.unchanged:
+            print(f"{len(summary.unchanged)} unchanged submission(s) not graded again (use --force)")
+        print(f"gradebook: {book.path}")
+        if single and args.json_path:
+            write_json(args.json_path, summary.graded[0][1])
+    return 0
+
+
+def _gradebook(args) -> int:
+    if not Path(args.gradebook).is_file():
+        raise GradingError(f"{args.gradebook}: no such gradebook")
+    with Gradebook(args.gradebook) as book:
+        text = book.export_csv(args.assignment)
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv=None) -> int:
+    """Run the ``lecturelib`` command; return its exit status (0 ok, 1 stale, 2 error)."""
+    args = _parser().parse_args(argv)
+    commands = {"assign": _assign, "grade": _grade, "gradebook": _gradebook}
+    try:
+        return commands[args.command](args)
+    except GradingError as exc:
+        print(f"lecturelib: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lecturelib: interrupted", file=sys.stderr)
+        return 130

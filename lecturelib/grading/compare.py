@@ -1,0 +1,180 @@
+"""Comparing a student's decoded answers with the solution's, in the grader's process.
+
+Only plain data reaches this module (see :mod:`.safejson`): numbers, strings, lists, dicts,
+sets and numpy arrays of numbers.  A reason for a mismatch says *how* the answer differs
+(form, shape, which elements), never what the expected values are.
+"""
+
+from __future__ import annotations
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .safejson import SetAnswer
+
+
+class Mismatch(Exception):
+    """An answer that does not match; the message is the reason shown to the student."""
+
+
+def _numeric_array(v):
+    if v is None or isinstance(v, (bool, str, dict, SetAnswer)):
+        return None
+    if isinstance(v, np.ndarray):
+        return v if v.dtype.kind in "iufcb" and v.dtype.kind != "b" else None
+    if isinstance(v, numbers.Number):
+        return np.asarray(v)
+    if isinstance(v, list):
+        try:
+            arr = np.asarray(v)
+        except (ValueError, TypeError):
+            return None
+        return arr if arr.dtype.kind in "iufc" else None
+    return None
+
+
+def describe(v) -> str:
+    if isinstance(v, np.ndarray):
+        return f"an array of shape {v.shape}"
+    if isinstance(v, SetAnswer):
+        return "a set"
+    if isinstance(v, list):
+        return f"a list of length {len(v)}"
+    if isinstance(v, dict):
+        return "a dict"
+    return "None" if v is None else f"a value of type {type(v).__name__}"
+
+
+def _compare_allclose(got, want, rtol, atol, path):
+    want_arr = _numeric_array(want)
+    if want_arr is not None:
+        got_arr = _numeric_array(got)
+        if got_arr is None:
+            raise Mismatch(f"{path}: expected a number or numeric array, got {describe(got)}")
+        if got_arr.shape != want_arr.shape:
+            raise Mismatch(f"{path}: expected shape {want_arr.shape}, got {got_arr.shape}")
+        if not np.allclose(got_arr, want_arr, rtol=rtol, atol=atol, equal_nan=True):
+            wrong = int(np.sum(~np.isclose(got_arr, want_arr, rtol=rtol, atol=atol, equal_nan=True)))
+            where = "the value is" if want_arr.size == 1 else f"{wrong} of {want_arr.size} values are"
+            raise Mismatch(f"{path}: {where} not the expected one{'s' if want_arr.size > 1 else ''}")
+        return
+    if isinstance(want, SetAnswer):
+        _compare_set(got, want, path)
+    elif isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            raise Mismatch(f"{path}: expected a dict with keys {sorted(want)}")
+        for key in want:
+            _compare_allclose(got[key], want[key], rtol, atol, f"{path}[{key!r}]")
+    elif isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            raise Mismatch(f"{path}: expected a list of length {len(want)}, got {describe(got)}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            _compare_allclose(g, w, rtol, atol, f"{path}[{i}]")
+    elif type(got) is not type(want):
+        raise Mismatch(f"{path}: expected {describe(want)}, got {describe(got)}")
+    elif got != want:
+        raise Mismatch(f"{path}: not the expected {type(want).__name__}")
+
+
+def _hashable(v):
+    if isinstance(v, np.ndarray):
+        return ("array", v.shape, tuple(_hashable(x) for x in v.ravel().tolist()))
+    if isinstance(v, SetAnswer):
+        return frozenset(_hashable(x) for x in v)
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _members(v, path):
+    if isinstance(v, (SetAnswer, list)):
+        return list(v)
+    if isinstance(v, np.ndarray):
+        return list(v) if v.ndim else [v]
+    raise Mismatch(f"{path}: expected a collection, got {describe(v)}")
+
+
+def _compare_set(got, want, path):
+    g = {_hashable(x) for x in _members(got, path)}
+    w = {_hashable(x) for x in _members(want, path)}
+    if g != w:
+        raise Mismatch(f"{path}: {len(w - g)} expected element(s) missing, {len(g - w)} unexpected")
+
+
+def _compare_up_to_sign(got, want, rtol, atol, path):
+    want_arr, got_arr = _numeric_array(want), _numeric_array(got)
+    if want_arr is None or got_arr is None:
+        raise Mismatch(f"{path}: expected a numeric array, got {describe(got)}")
+    if got_arr.shape != want_arr.shape:
+        raise Mismatch(f"{path}: expected shape {want_arr.shape}, got {got_arr.shape}")
+    g = got_arr.reshape(got_arr.shape[0], -1) if got_arr.ndim else got_arr.reshape(1, 1)
+    w = want_arr.reshape(want_arr.shape[0], -1) if want_arr.ndim else want_arr.reshape(1, 1)
+    for j in range(w.shape[1]):
+        if not (np.allclose(g[:, j], w[:, j], rtol=rtol, atol=atol)
+                or np.allclose(g[:, j], -w[:, j], rtol=rtol, atol=atol)):
+            raise Mismatch(f"{path}: column {j} differs even after flipping its sign")
+
+
+def compare(got, want, how="allclose", rtol=1e-6, atol=1e-9) -> str | None:
+    """``None`` if decoded ``got`` matches decoded ``want`` under ``how``, else a reason."""
+    try:
+        if how == "set":
+            _compare_set(got, want, "answer")
+        elif how == "up_to_sign":
+            _compare_up_to_sign(got, want, rtol, atol, "answer")
+        else:
+            _compare_allclose(got, want, rtol, atol, "answer")
+    except Mismatch as exc:
+        return str(exc)
+    except (TypeError, ValueError):
+        return "the answer could not be compared with the expected one"
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Post-processing in the grader
+# --------------------------------------------------------------------------------------
+
+_POST_BUILTINS = {name: getattr(builtins, name) for name in ("abs", "all", "any", "bool", "float", "int", "len", "list", "max",
+                               "min", "range", "round", "sorted", "sum", "tuple", "zip")}
+
+
+def same_form(got, want, path="answer") -> None:
+    """Raise :class:`Mismatch` unless ``got`` has the structure of ``want``.
+
+    Checked before a ``post`` expression runs on ``got``: lists and dicts must match
+    exactly, arrays in dimension and (within a small factor) in size, so that the grader
+    never computes much more with a student's data than it did with the solution's.
+    """
+    want_arr = _numeric_array(want)
+    if want_arr is not None:
+        got_arr = _numeric_array(got)
+        if got_arr is None or got_arr.ndim != want_arr.ndim:
+            form = "a number" if not want_arr.ndim else f"a {want_arr.ndim}-dimensional array"
+            raise Mismatch(f"{path}: expected {form}, got {describe(got)}")
+        if got_arr.size > 4 * want_arr.size + 64:
+            raise Mismatch(f"{path}: the array is far larger than expected ({got_arr.shape})")
+        return
+    if isinstance(want, list) and not isinstance(want, SetAnswer):
+        if not isinstance(got, list) or isinstance(got, SetAnswer) or len(got) != len(want):
+            raise Mismatch(f"{path}: expected a list of length {len(want)}, got {describe(got)}")
+        for i, (g, w) in enumerate(zip(got, want)):
+            same_form(g, w, f"{path}[{i}]")
+    elif isinstance(want, dict):
+        if not isinstance(got, dict) or set(got) != set(want):
+            raise Mismatch(f"{path}: expected a dict with keys {sorted(want)}")
+        for key in want:
+            same_form(got[key], want[key], f"{path}[{key!r}]")
+    elif type(got) is not type(want):
+        raise Mismatch(f"{path}: expected {describe(want)}, got {describe(got)}")
+
+
+def apply_post(expr: str, value):
+    """Evaluate the instructor's ``post`` expression on decoded data (grader side)."""
+    return eval(expr, {"__builtins__": _POST_BUILTINS, "np": np}, {"value": value})

@@ -1,0 +1,278 @@
+"""Running a notebook in the sandbox, reading its answers, and grading one submission.
+
+The grader's process never runs a notebook's code.  It sends the code cells and the check
+expressions to the driver in the sandbox (:mod:`.inside`), reads back at most a few MiB of
+JSON, decodes it as plain data (:mod:`.safejson`) and compares it with the solution's
+answers (:mod:`.compare`), which come from a separate sandboxed run of the solution
+notebook, cached by the solution's content hash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from . import compare as cmp
+from . import sandbox as sb
+from .notebook import (GradingError, check_assignment_name, code_sources, load_questions,
+                       notebook_assignment, read_notebook)
+from .report import GradeReport, QuestionResult, plain
+from .safejson import PayloadError, decode, loads
+
+DRIVER_SOURCE_HASH = hashlib.sha256(sb.INSIDE.read_bytes()).hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class Answer:
+    """One check's outcome in a run: a decoded value, or the error it raised."""
+
+    ok: bool
+    value: object = None
+    error: str = ""
+
+
+@dataclasses.dataclass
+class Run:
+    """Outcome of running one notebook: answers per question, or why there are none."""
+
+    answers: dict[str, list[Answer]]
+    question_errors: dict[str, str]
+    skipped_cells: list[tuple[int, str]]
+
+
+def _describe_code(code, limits: sb.Limits) -> str:
+    return {
+        "timeout": f"ran longer than {limits.cell_timeout} s",
+        "crash": "crashed the kernel",
+        "total_timeout": f"was not reached within the notebook's time limit of {limits.total_timeout} s",
+        "unreadable": "the answer could not be read back from the notebook",
+    }.get(code, "could not be evaluated")
+
+
+def _parse_answers(results, count) -> list[Answer] | None:
+    if not isinstance(results, list) or len(results) != count:
+        return None
+    answers = []
+    for item in results:
+        if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
+            return None
+        if item["ok"]:
+            try:
+                answers.append(Answer(True, decode(item.get("value"))))
+            except PayloadError as exc:
+                answers.append(Answer(False, error=f"an answer of an unsupported form ({exc})"))
+        else:
+            answers.append(Answer(False, error=plain(item.get("error", "an error"), 120)))
+    return answers
+
+
+def parse_output(output: bytes, exprs: dict[str, list[str]], n_cells: int,
+                 limits: sb.Limits) -> Run:
+    """Decode the driver's output strictly; whatever is off schema counts as no answer."""
+    try:
+        data = loads(output, limits.output_mb * 2**20)
+    except PayloadError as exc:
+        return Run({}, {qid: f"the notebook's answers could not be read ({exc})" for qid in exprs}, [])
+    if not isinstance(data, dict):
+        return Run({}, {qid: "the notebook's answers could not be read" for qid in exprs}, [])
+    raw_answers = data.get("answers") if isinstance(data.get("answers"), dict) else {}
+    raw_errors = data.get("errors") if isinstance(data.get("errors"), dict) else {}
+    answers, errors = {}, {}
+    for qid, checks in exprs.items():
+        parsed = _parse_answers(raw_answers.get(qid), len(checks))
+        if parsed is not None:
+            answers[qid] = parsed
+        else:
+            errors[qid] = _describe_code(raw_errors.get(qid, "unreadable"), limits)
+    skipped = []
+    raw_skipped = data.get("skipped")
+    for item in raw_skipped if isinstance(raw_skipped, list) else []:
+        if (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
+                and 0 <= item[0] < n_cells and len(skipped) < n_cells):
+            skipped.append((item[0], _describe_code(item[1], limits)))
+    return Run(answers, errors, skipped)
+
+
+def _job(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits) -> bytes:
+    return json.dumps({"cells": cells, "questions": [{"id": q, "exprs": e} for q, e in exprs.items()],
+                       "limits": limits.for_driver()}).encode()
+
+
+def run_notebook(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits,
+                 *, sandbox: bool = True) -> Run:
+    """Run ``cells`` and evaluate ``exprs`` (question id -> expressions) after them."""
+    outcome = sb.run_driver(_job(cells, exprs, limits), limits, sandbox=sandbox)
+    if outcome.output is None:
+        return Run({}, {qid: outcome.failure for qid in exprs}, [])
+    return parse_output(outcome.output, exprs, len(cells), limits)
+
+
+def hidden_exprs(questions) -> dict[str, list[str]]:
+    return {q.id: [c.expr for c in q.checks] for q in questions}
+
+
+# --------------------------------------------------------------------------------------
+# The solution's answers
+# --------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Reference:
+    """The solution's answers to every check (after ``post``), and what identifies them."""
+
+    key: str
+    raw: dict[str, list[object]]
+
+
+_REFERENCE_CACHE: dict[str, Reference] = {}
+
+
+def reference_key(solution_path: Path) -> str:
+    """Content hash of the solution notebook, the driver and the lecturelib package."""
+    digest = hashlib.sha256(Path(solution_path).read_bytes())
+    digest.update(DRIVER_SOURCE_HASH.encode())
+    for path in sorted(sb.PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def reference_run(solution_path, questions, limits: sb.Limits, *, sandbox: bool = True,
+                  use_cache: bool = True, store=None) -> Reference:
+    """The solution notebook's answers, computed once per content hash.
+
+    ``store`` (a :class:`~.gradebook.Gradebook`) keeps them across runs of the command.
+    """
+    solution_path = Path(solution_path)
+    key = reference_key(solution_path)
+    if use_cache and key in _REFERENCE_CACHE:
+        return _REFERENCE_CACHE[key]
+    nb = read_notebook(solution_path)
+    output = store.reference_output(key) if (store is not None and use_cache) else None
+    fresh = output is None
+    if fresh:
+        outcome = sb.run_driver(_job(code_sources(nb), hidden_exprs(questions), limits), limits,
+                                sandbox=sandbox)
+        if outcome.output is None:
+            raise GradingError(f"the solution notebook {solution_path} does not run cleanly: "
+                               f"{outcome.failure}")
+        output = outcome.output
+    reference = _reference_from_output(solution_path, key, output, questions, limits,
+                                       len(code_sources(nb)))
+    if use_cache:
+        _REFERENCE_CACHE[key] = reference
+        if store is not None and fresh:
+            store.store_reference_output(key, solution_path.stem, output)
+    return reference
+
+
+def _reference_from_output(solution_path, key, output, questions, limits, n_cells) -> Reference:
+    run = parse_output(output, hidden_exprs(questions), n_cells, limits)
+    problems = [f"{qid}: {why}" for qid, why in run.question_errors.items()]
+    for qid, answers in run.answers.items():
+        problems += [f"{qid}: check {i + 1}: {a.error}" for i, a in enumerate(answers) if not a.ok]
+    if run.skipped_cells or problems:
+        detail = "; ".join(problems + [f"cell {i} {r}" for i, r in run.skipped_cells])
+        raise GradingError(f"the solution notebook {solution_path} does not run cleanly: {detail}")
+    raw = {qid: [a.value for a in answers] for qid, answers in run.answers.items()}
+    for q in questions:
+        for i, check in enumerate(q.checks):
+            if check.post:
+                try:
+                    cmp.apply_post(check.post, raw[q.id][i])
+                except Exception as exc:
+                    raise GradingError(f"{solution_path}: question {q.id}, check {i + 1}: "
+                                       f"post {check.post!r} fails on the solution: {exc}") from None
+    return Reference(key, raw)
+
+
+# --------------------------------------------------------------------------------------
+# Grading one submission
+# --------------------------------------------------------------------------------------
+
+
+def score_questions(questions, student: Run, reference: Reference) -> list[QuestionResult]:
+    """Compare a student's run with the reference, question by question."""
+    results = []
+    for q in questions:
+        reason = student.question_errors.get(q.id)
+        if reason is None:
+            for i, (check, got) in enumerate(zip(q.checks, student.answers[q.id])):
+                reason = _compare_check(q, check, i, got, reference.raw[q.id][i])
+                if reason:
+                    break
+        results.append(QuestionResult(q.id, 0.0 if reason else q.points, q.points,
+                                      plain(reason) if reason else "ok"))
+    return results
+
+
+def _compare_check(q, check, index, got: Answer, want) -> str | None:
+    label = f"check {index + 1}"
+    if not got.ok:
+        return f"{label} raised {got.error}"
+    value = got.value
+    if check.post:
+        try:
+            cmp.same_form(value, want)
+            value, want = cmp.apply_post(check.post, value), cmp.apply_post(check.post, want)
+        except cmp.Mismatch as exc:
+            return f"{label}: {exc}"
+        except Exception:
+            return f"{label}: the answer has the wrong form"
+    mismatch = cmp.compare(value, want, q.compare, q.rtol, q.atol)
+    return f"{label}: {mismatch}" if mismatch else None
+
+
+def default_solutions_dir() -> Path:
+    env = os.environ.get("LECTURELIB_SOLUTIONS")
+    if env:
+        return Path(env)
+    return sb.PACKAGE_DIR.parent / "solutions"
+
+
+def solution_for(assignment: str, solutions_dir=None) -> Path:
+    """The solution notebook of ``assignment``; a clear error if there is none."""
+    check_assignment_name(assignment)
+    solutions_dir = Path(solutions_dir) if solutions_dir else default_solutions_dir()
+    path = solutions_dir / f"{assignment}.ipynb"
+    if not path.is_file():
+        raise GradingError(f"no solution notebook for assignment {assignment!r} in {solutions_dir} "
+                           "(grading is an instructor command: it needs the solutions)")
+    return path
+
+
+def grade_notebook(nb, label: str, assignment: str, questions, reference: Reference,
+                   limits: sb.Limits, *, sandbox: bool = True) -> GradeReport:
+    """Grade an already read notebook ``nb`` against ``reference``."""
+    student = run_notebook(code_sources(nb), hidden_exprs(questions), limits, sandbox=sandbox)
+    notes = []
+    claimed = notebook_assignment(nb)
+    if claimed is not None and claimed != assignment:
+        notes.append(f"the notebook says it belongs to assignment {plain(claimed, 60)!r}; "
+                     f"it was graded as {assignment!r}")
+    if not sandbox:
+        notes.append("graded without the sandbox (--no-sandbox): this score is not trustworthy")
+    return GradeReport(label, assignment, score_questions(questions, student, reference),
+                       student.skipped_cells, notes)
+
+
+def grade(notebook, *, assignment: str, solutions_dir=None, cell_timeout=60, total_timeout=600,
+          memory_mb=4096, sandbox=True, limits: sb.Limits | None = None) -> GradeReport:
+    """Grade a student notebook against the solution of ``assignment``.
+
+    The assignment is named by the instructor, never read from the student's file; the
+    grading spec, the points and the reference answers come only from the solution
+    notebook.  Both notebooks run in the sandbox unless ``sandbox=False`` (no isolation:
+    only for a student checking their own work).
+    """
+    limits = limits or sb.Limits(cell_timeout=cell_timeout, total_timeout=total_timeout,
+                                 memory_mb=memory_mb)
+    solution_path = solution_for(assignment, solutions_dir)
+    questions = load_questions(read_notebook(solution_path))
+    nb = read_notebook(notebook)
+    if sandbox:
+        sb.require_sandbox()
+    reference = reference_run(solution_path, questions, limits, sandbox=sandbox)
+    return grade_notebook(nb, str(notebook), assignment, questions, reference, limits, sandbox=sandbox)

@@ -1,0 +1,150 @@
+"""Bounded JSON: what leaves the sandbox is parsed here, and only as plain data.
+
+Everything a graded notebook produces reaches the grader as one JSON document written by
+the driver inside the sandbox.  A hostile notebook controls that document completely, so
+it is read with a size cap, a nesting cap checked by a linear scan *before* ``json.loads``
+(no RecursionError can be provoked), and a strict schema: every answer is one of
+
+- ``null``, a boolean, a number, a string of at most ``MAX_STRING`` characters;
+- ``{"list": [...]}``, ``{"set": [...]}``, ``{"dict": [[key, value], ...]}`` (string keys);
+- ``{"complex": [re, im]}``;
+- ``{"ndarray": [numbers], "shape": [ints], "kind": "b"|"i"|"u"|"f"|"c", "imag": [numbers]}``
+
+decoded to Python scalars, lists, dicts, :class:`SetAnswer` and numpy arrays.  Nothing is
+ever evaluated or unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+
+MAX_DEPTH = 32
+MAX_STRING = 10_000
+MAX_ELEMENTS = 5_000_000
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+
+
+class PayloadError(ValueError):
+    """The data is not of the expected form (too large, too deep, or off schema)."""
+
+
+class SetAnswer(tuple):
+    """A decoded set: its members, in the order they were sent."""
+
+
+def check_depth(text: str, limit: int) -> None:
+    """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit``.
+
+    A linear scan over strings and brackets only, without recursion.
+    """
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                raise PayloadError(f"nested deeper than {limit} levels")
+        elif token in "]}":
+            depth -= 1
+
+
+def loads(data: bytes, max_bytes: int, max_depth: int = MAX_DEPTH + 8):
+    """Parse untrusted JSON bytes with a size and a depth cap."""
+    if len(data) > max_bytes:
+        raise PayloadError(f"larger than {max_bytes} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PayloadError("not UTF-8 text") from None
+    check_depth(text, max_depth)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:  # ValueError covers huge integers too
+        raise PayloadError(f"not valid JSON ({str(exc)[:80]})") from None
+
+
+class _Budget:
+    def __init__(self, limit):
+        self.left = limit
+
+    def spend(self, n):
+        self.left -= n
+        if self.left < 0:
+            raise PayloadError(f"more than {MAX_ELEMENTS} values")
+
+
+def _number(v) -> float | int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise PayloadError("expected a number")
+    return v
+
+
+def _ints(values, what) -> list[int]:
+    if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                               and 0 <= v <= MAX_ELEMENTS for v in values):
+        raise PayloadError(f"malformed {what}")
+    return values
+
+
+def _array(node, budget):
+    shape = _ints(node.get("shape"), "array shape")
+    kind = node.get("kind")
+    flat = node.get("ndarray")
+    if kind not in ("b", "i", "u", "f", "c") or not isinstance(flat, list) or len(shape) > MAX_DEPTH:
+        raise PayloadError("malformed array")
+    size = math.prod(shape)
+    budget.spend(len(flat))
+    if len(flat) != size:
+        raise PayloadError("array data does not match its shape")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in flat):
+        raise PayloadError("array data must be numbers")
+    arr = np.asarray(flat, dtype=float)
+    if kind == "c":
+        imag = node.get("imag")
+        if not isinstance(imag, list) or len(imag) != size:
+            raise PayloadError("malformed complex array")
+        budget.spend(size)
+        arr = arr + 1j * np.asarray([_number(v) for v in imag], dtype=float)
+    elif kind == "b":
+        arr = arr.astype(bool)
+    return arr.reshape(shape)
+
+
+def decode(node, depth: int = 0, budget: _Budget | None = None):
+    """Decode one answer of the schema above; raise :class:`PayloadError` if off schema."""
+    budget = budget or _Budget(MAX_ELEMENTS)
+    if depth > MAX_DEPTH:
+        raise PayloadError(f"nested deeper than {MAX_DEPTH} levels")
+    budget.spend(1)
+    if node is None or isinstance(node, (bool, int, float)):
+        return node
+    if isinstance(node, str):
+        if len(node) > MAX_STRING:
+            raise PayloadError(f"a string longer than {MAX_STRING} characters")
+        return node
+    if not isinstance(node, dict) or len(node) == 0:
+        raise PayloadError("malformed answer")
+    if "ndarray" in node and set(node) <= {"ndarray", "shape", "kind", "imag"}:
+        return _array(node, budget)
+    if set(node) == {"complex"}:
+        pair = node["complex"]
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise PayloadError("malformed complex number")
+        return complex(_number(pair[0]), _number(pair[1]))
+    if set(node) in ({"list"}, {"set"}):
+        (key, items), = node.items()
+        if not isinstance(items, list):
+            raise PayloadError(f"malformed {key}")
+        values = [decode(x, depth + 1, budget) for x in items]
+        return SetAnswer(values) if key == "set" else values
+    if set(node) == {"dict"}:
+        pairs = node["dict"]
+        if not isinstance(pairs, list) or not all(
+                isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            raise PayloadError("malformed dict")
+        return {k[:MAX_STRING]: decode(v, depth + 1, budget) for k, v in pairs}
+    raise PayloadError("malformed answer")
