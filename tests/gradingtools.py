@@ -34,3 +34,24 @@ def toy_solution() -> nbformat.NotebookNode:
         new_markdown_cell("Explain why the posterior is small.", metadata={"tags": ["solution"]}),
     ]
     return nb
+
+
+def cell_with(cells, text):
+    """Index of the first cell whose source contains ``text``."""
+    return next(i for i, c in enumerate(cells) if text in c.source)
+
+
+def break_q3(cells):
+    """An honest mistake: the smallest eigenvector instead of the largest (q3 earns 0)."""
+    i = cell_with(cells, "top = V[:, -1]")
+    cells[i].source = cells[i].source.replace("V[:, -1]", "V[:, 0]")
+
+
+def write_variant(folder, name, edit, solution=None):
+    """A student notebook made from the toy solution by ``edit(cells)``; returns its path."""
+    nb = solution if solution is not None else toy_solution()
+    nb.metadata["lecturelib"] = {"assignment": "toy"}
+    edit(nb.cells)
+    path = folder / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from gradingtools import toy_solution
+from gradingtools import break_q3, cell_with, toy_solution, write_variant
 from lecturelib import grading
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,28 +37,12 @@ def toy(tmp_path_factory):
 
 
 def variant(toy, name, edit):
-    """A student notebook made from the solution by ``edit(cells)``; returns its path."""
-    nb = nbformat.read(toy / "solutions" / "toy.ipynb", as_version=4)
-    nb.metadata["lecturelib"] = {"assignment": "toy"}
-    edit(nb.cells)
-    path = toy / f"{name}.ipynb"
-    nbformat.write(nb, path)
-    return path
+    return write_variant(toy, name, edit, nbformat.read(toy / "solutions" / "toy.ipynb", as_version=4))
 
 
 def grade_toy(toy, path, **kw):
     kw.setdefault("cell_timeout", 8)
     return grading.grade(path, assignment="toy", solutions_dir=toy / "solutions", **kw)
-
-
-def cell_with(cells, text):
-    return next(i for i, c in enumerate(cells) if text in c.source)
-
-
-def break_q3(cells):
-    """An honest mistake: the smallest eigenvector instead of the largest (q3 earns 0)."""
-    i = cell_with(cells, "top = V[:, -1]")
-    cells[i].source = cells[i].source.replace("V[:, -1]", "V[:, 0]")
 
 
 def scores(report):

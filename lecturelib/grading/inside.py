@@ -125,6 +125,8 @@ class Kernel:
                 if not self.km.is_alive():
                     return None, "crash"
                 continue
+            except (ValueError, RecursionError, MemoryError):  # a message that cannot be read
+                continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg.get("msg_type"), msg.get("content", {})
