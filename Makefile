@@ -55,6 +55,7 @@ assign: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/grading.py
 
 clean:
 	rm -rf _build

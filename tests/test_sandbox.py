@@ -542,3 +542,22 @@ def test_cli_without_sandbox_says_the_score_is_not_trustworthy(toy, tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0 and "not trustworthy" in proc.stderr
     assert re.search(r"total\s+5\s+6\n", proc.stdout)
+
+
+def test_without_a_cgroup_the_watchdog_stops_a_fork_bomb(toy, monkeypatch):
+    """Where no cgroup can be made (an unprivileged grader), the limits on the number of
+    processes (RLIMIT_NPROC per user namespace, and the watchdog) still hold."""
+    monkeypatch.setattr(sandbox.Cgroup, "create", classmethod(lambda cls, limits: None))
+    code = ("import subprocess\nkids = []\nfor _ in range(400):\n    try:\n"
+            "        kids.append(subprocess.Popen(['sleep', '60', 'TOKEN']))\n"
+            "    except OSError:\n        break\nif len(kids) >= 300:\n    won()")
+    start = time.monotonic()
+    rep = grade(hostile(toy, "bomb-no-cgroup", code.replace("TOKEN", TOKEN)), toy)
+    assert time.monotonic() - start < 120
+    assert rep.questions[2].points == 0, rep.table()
+    if os.geteuid() != 0:  # RLIMIT_NPROC applies: the honest answers keep their points
+        assert rep.score == 5, rep.table()
+    else:  # root is exempt from RLIMIT_NPROC: the watchdog ends the whole run
+        assert rep.score in (0, 5) and (rep.score == 5 or "processes" in rep.questions[0].reason)
+    time.sleep(1)
+    assert survivors() == []

@@ -234,11 +234,12 @@ def _tree(process: psutil.Process) -> list[psutil.Process]:
 
 
 def _memory_and_count(process: psutil.Process) -> tuple[int, int]:
+    """Proportional set size of the whole tree (shared pages counted once) and its size."""
     total, procs = 0, _tree(process)
     for p in procs:
         try:
-            total += p.memory_info().rss
-        except psutil.Error:
+            total += p.memory_full_info().pss
+        except (psutil.Error, AttributeError):
             pass
     return total, len(procs)
 
@@ -282,7 +283,7 @@ def run_driver(job: bytes, limits: Limits, *, sandbox: bool = True) -> Outcome:
             env[key] = os.path.join(scratch.name, sub)
         cwd = scratch.name
     try:
-        return _supervise(argv, env, cwd, job, limits)
+        return _supervise(argv, env, cwd, job, limits, watch=cgroup is None)
     finally:
         if cgroup is not None:
             cgroup.remove()
@@ -300,7 +301,9 @@ def _feed(stream, pending: memoryview) -> memoryview:
         return pending[:0]
 
 
-def _supervise(argv, env, cwd, job: bytes, limits: Limits) -> Outcome:
+def _supervise(argv, env, cwd, job: bytes, limits: Limits, watch: bool) -> Outcome:
+    """Feed the job, read the answers with a cap, enforce the time limit, and without a
+    cgroup (``watch``) the limits on total memory and the number of processes."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
     watched = psutil.Process(proc.pid)
@@ -320,7 +323,7 @@ def _supervise(argv, env, cwd, job: bytes, limits: Limits) -> Outcome:
             if now > deadline:
                 failure = f"the notebook ran past its time limit of {limits.total_timeout} s"
                 break
-            if now >= next_watch:
+            if watch and now >= next_watch:
                 memory, count = _memory_and_count(watched)
                 if memory > limits.memory_mb * 2**20:
                     failure = f"the notebook's processes used more than {limits.memory_mb} MiB together"
