@@ -177,12 +177,12 @@ def test_batch_refuses_bad_arguments(klass, tmp_path):
     ]
     for args, message in cases:
         proc = subprocess.run(run + args + ["--assignment", "toy", "--solutions", str(root / "solutions")],
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert proc.returncode == 2, (args, proc.stderr)
         assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     not_sqlite = tmp_path / "text.sqlite"
     not_sqlite.write_text("hello " * 1000)
     proc = subprocess.run(run + [str(root / "submissions"), "--assignment", "toy", "--gradebook",
                                  str(not_sqlite), "--solutions", str(root / "solutions")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 2 and "not a gradebook" in proc.stderr, proc.stderr

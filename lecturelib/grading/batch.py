@@ -149,7 +149,7 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
                 use_reference_cache: bool = True, progress: bool = True) -> BatchSummary:
     """Grade every notebook in ``paths`` (files or folders) into ``gradebook``."""
     limits = limits or Limits()
-    jobs = jobs or os.cpu_count() or 1
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise GradingError(f"--jobs must be at least 1, got {jobs}")
     solution_path = solution_for(assignment, solutions_dir)
