@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -143,6 +143,15 @@ def test_cli_grades_a_folder_and_exports_csv(klass, tmp_path):
     assert totals == {"corrupt": "0", "honest01": "6", "hostile-exits": "5", "partial01": "5"}
     assert sorted(p.name for p in (tmp_path / "feedback" / "toy").iterdir()) == [
         "corrupt.md", "honest01.md", "hostile-exits.md", "partial01.md"]
+    result = tmp_path / "one.json"  # one notebook into the gradebook, with --json, twice
+    for _ in range(2):
+        result.unlink(missing_ok=True)
+        proc = subprocess.run(run + ["grade", str(subs / "partial01.ipynb"), "--assignment", "toy",
+                                     "--solutions", str(root / "solutions"), "--gradebook", str(book),
+                                     "--json", str(result), "--timeout", "8"],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(result.read_text())["score"] == 5
     proc = subprocess.run(run + ["gradebook", "export", "--assignment", "nope", "--gradebook", str(book)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "no results" in proc.stderr and "Traceback" not in proc.stderr

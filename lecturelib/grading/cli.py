@@ -110,7 +110,7 @@ def _grade(args) -> int:
     with Gradebook(args.gradebook or DEFAULT_GRADEBOOK) as book:
         summary = grade_batch(args.submissions, assignment=args.assignment, gradebook=book,
                               solutions_dir=args.solutions, limits=limits, jobs=args.jobs,
-                              force=args.force, feedback_dir=args.feedback, scheduler=args.scheduler,
+                              force=args.force or bool(args.json_path), feedback_dir=args.feedback, scheduler=args.scheduler,
                               sandbox=not args.no_sandbox,
                               use_reference_cache=not args.no_reference_cache)
         for student, report in summary.graded:
