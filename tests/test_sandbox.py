@@ -452,9 +452,7 @@ def test_feedback_reveals_no_reference_value_and_no_environment(toy, monkeypatch
 
 
 def test_the_instructor_names_the_assignment(toy):
-    def edit(cells):
-        break_q3(cells)
-    path = write_variant(toy, "claims-other", edit)
+    path = write_variant(toy, "claims-other", break_q3)
     nb = nbformat.read(path, as_version=4)
     nb.metadata["lecturelib"] = {"assignment": "01-bayes"}
     nbformat.write(nb, path)

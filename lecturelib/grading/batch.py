@@ -166,6 +166,8 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
         reference = reference_run(solution_path, questions, limits, sandbox=sandbox,
                                   use_cache=use_reference_cache, store=gradebook)
     feedback_dir = Path(feedback_dir) if feedback_dir else gradebook.path.parent / "feedback" / assignment
+    if todo:
+        feedback_dir.mkdir(parents=True, exist_ok=True)
     graded: list[tuple[str, GradeReport]] = []
     executor = _Executor(jobs, scheduler)
     bar = _progress(len(todo), progress)
@@ -182,7 +184,6 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
                 report = failed_report(str(s.path), assignment, questions,
                                        f"could not be graded: {type(exc).__name__}")
             gradebook.record(s.student, s.sha256, report)
-            feedback_dir.mkdir(parents=True, exist_ok=True)
             write_atomic(feedback_path(feedback_dir, s.student), report.feedback(s.student))
             graded.append((s.student, report))
             bar.update(1)

@@ -23,7 +23,7 @@ def _numeric_array(v):
     if v is None or isinstance(v, (bool, str, dict, SetAnswer)):
         return None
     if isinstance(v, np.ndarray):
-        return v if v.dtype.kind in "iufcb" and v.dtype.kind != "b" else None
+        return v if v.dtype.kind in "iufc" else None
     if isinstance(v, numbers.Number):
         return np.asarray(v)
     if isinstance(v, list):

@@ -96,6 +96,7 @@ class Kernel:
     """One IPython kernel; each ``execute`` waits for it to finish, die or time out."""
 
     def __init__(self, deadline):
+        import zmq
         from jupyter_client.manager import KernelManager
 
         self.deadline = deadline
@@ -105,8 +106,6 @@ class Kernel:
         self.kc = self.km.client()
         self.kc.start_channels()
         for channel in (self.kc.iopub_channel, self.kc.shell_channel):
-            import zmq
-
             channel.socket.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         self.kc.wait_for_ready(timeout=max(5, min(120, deadline - time.monotonic())))
 

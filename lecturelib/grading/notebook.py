@@ -265,8 +265,6 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
     Solution code and solution text are removed, outputs cleared, and the hidden checks
     dropped; the public checks are kept in the notebook's metadata for ``check()``.
     """
-    if not hasattr(solution_nb, "cells"):
-        raise GradingError(f"expected a notebook (nbformat.NotebookNode), got {type(solution_nb).__name__}")
     check_assignment_name(name)
     questions = load_questions(solution_nb)  # refuse to publish a notebook whose spec is broken
     nb = nbformat.from_dict(json.loads(json.dumps(solution_nb)))

@@ -22,9 +22,6 @@ from .notebook import (GradingError, check_assignment_name, code_sources, load_q
 from .report import GradeReport, QuestionResult, plain
 from .safejson import PayloadError, decode, loads
 
-DRIVER_SOURCE_HASH = hashlib.sha256(sb.INSIDE.read_bytes()).hexdigest()[:16]
-
-
 @dataclasses.dataclass
 class Answer:
     """One check's outcome in a run: a decoded value, or the error it raised."""
@@ -131,9 +128,8 @@ _REFERENCE_CACHE: dict[str, Reference] = {}
 
 
 def reference_key(solution_path: Path) -> str:
-    """Content hash of the solution notebook, the driver and the lecturelib package."""
+    """Content hash of the solution notebook and the lecturelib package (driver included)."""
     digest = hashlib.sha256(Path(solution_path).read_bytes())
-    digest.update(DRIVER_SOURCE_HASH.encode())
     for path in sorted(sb.PACKAGE_DIR.rglob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -149,18 +145,16 @@ def reference_run(solution_path, questions, limits: sb.Limits, *, sandbox: bool 
     key = reference_key(solution_path)
     if use_cache and key in _REFERENCE_CACHE:
         return _REFERENCE_CACHE[key]
-    nb = read_notebook(solution_path)
+    cells = code_sources(read_notebook(solution_path))
     output = store.reference_output(key) if (store is not None and use_cache) else None
     fresh = output is None
     if fresh:
-        outcome = sb.run_driver(_job(code_sources(nb), hidden_exprs(questions), limits), limits,
-                                sandbox=sandbox)
+        outcome = sb.run_driver(_job(cells, hidden_exprs(questions), limits), limits, sandbox=sandbox)
         if outcome.output is None:
             raise GradingError(f"the solution notebook {solution_path} does not run cleanly: "
                                f"{outcome.failure}")
         output = outcome.output
-    reference = _reference_from_output(solution_path, key, output, questions, limits,
-                                       len(code_sources(nb)))
+    reference = _reference_from_output(solution_path, key, output, questions, limits, len(cells))
     if use_cache:
         _REFERENCE_CACHE[key] = reference
         if store is not None and fresh:
@@ -272,7 +266,5 @@ def grade(notebook, *, assignment: str, solutions_dir=None, cell_timeout=60, tot
     solution_path = solution_for(assignment, solutions_dir)
     questions = load_questions(read_notebook(solution_path))
     nb = read_notebook(notebook)
-    if sandbox:
-        sb.require_sandbox()
     reference = reference_run(solution_path, questions, limits, sandbox=sandbox)
     return grade_notebook(nb, str(notebook), assignment, questions, reference, limits, sandbox=sandbox)

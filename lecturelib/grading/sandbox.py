@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -81,15 +82,15 @@ class Outcome:
     failure: str | None = None
 
 
-def sandbox_environment() -> dict[str, str]:
+def sandbox_environment(home: str = HOME, pythonpath: str = SANDBOX_LIB) -> dict[str, str]:
     """The only environment variables the notebook sees (nothing of the grader's)."""
     threads = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     return {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
-        "HOME": HOME, "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8",
-        "PYTHONPATH": SANDBOX_LIB, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
-        "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{HOME}/.matplotlib",
-        "JUPYTER_RUNTIME_DIR": f"{HOME}/.jupyter-runtime", "IPYTHONDIR": f"{HOME}/.ipython",
+        "HOME": home, "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8",
+        "PYTHONPATH": pythonpath, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{home}/.matplotlib",
+        "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime", "IPYTHONDIR": f"{home}/.ipython",
         **threads,
     }
 
@@ -176,8 +177,8 @@ class Cgroup:
         name = f"lecturelib-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         settings = {}
-        if (cls.ROOT / "cgroup.controllers").is_file():  # v2
-            settings[cls.ROOT / name] = {"memory.max": memory, "pids.max": pids, "memory.swap.max": "0"}
+        if (cls.ROOT / "cgroup.controllers").is_file():  # v2 (memory.swap.max only with swap)
+            settings[cls.ROOT / name] = {"memory.max": memory, "pids.max": pids, "memory.swap.max?": "0"}
         elif (cls.ROOT / "memory").is_dir() and (cls.ROOT / "pids").is_dir():  # v1
             settings[cls.ROOT / "memory" / name] = {"memory.limit_in_bytes": memory}
             settings[cls.ROOT / "pids" / name] = {"pids.max": pids}
@@ -189,7 +190,8 @@ class Cgroup:
                 path.mkdir()
                 group.dirs.append(path)
                 for key, value in values.items():
-                    if (path / key).exists() or key != "memory.swap.max":
+                    optional, key = key.endswith("?"), key.rstrip("?")
+                    if not (optional and not (path / key).exists()):
                         (path / key).write_text(value)
         except OSError:
             group.remove()
@@ -259,36 +261,21 @@ def run_driver(job: bytes, limits: Limits, *, sandbox: bool = True) -> Outcome:
     ``memory_mb`` or number more than ``max_processes``, or it writes more than
     ``output_mb``.
     """
-    if sandbox:
-        require_sandbox()
-        argv = [shutil.which("bwrap"), *bwrap_arguments(limits), "--", *driver_command()]
-        env = {"PATH": "/usr/bin:/bin"}
-        cgroup = Cgroup.create(limits)
+    if not sandbox:
+        with tempfile.TemporaryDirectory(prefix="lecturelib-grade-") as scratch:
+            argv = [sys.executable, "-I", "-B", str(INSIDE)]
+            env = sandbox_environment(home=scratch, pythonpath=str(PACKAGE_DIR.parent))
+            return _supervise(argv, env, scratch, job, limits, watch=True)
+    require_sandbox()
+    argv = [shutil.which("bwrap"), *bwrap_arguments(limits), "--", *driver_command()]
+    cgroup = Cgroup.create(limits)
+    try:
         if cgroup is not None:
             argv = cgroup.wrap(argv)
-        cwd = "/"
-    else:
-        argv = [sys.executable, "-I", "-B", str(INSIDE)]
-        env = {**sandbox_environment(), "PYTHONPATH": str(PACKAGE_DIR.parent),
-               "HOME": "", "MPLCONFIGDIR": "", "JUPYTER_RUNTIME_DIR": "", "IPYTHONDIR": ""}
-        cgroup = None
-        cwd = None
-    scratch = None
-    if not sandbox:
-        import tempfile
-
-        scratch = tempfile.TemporaryDirectory(prefix="lecturelib-grade-")
-        for key, sub in (("HOME", ""), ("MPLCONFIGDIR", ".matplotlib"),
-                         ("JUPYTER_RUNTIME_DIR", ".runtime"), ("IPYTHONDIR", ".ipython")):
-            env[key] = os.path.join(scratch.name, sub)
-        cwd = scratch.name
-    try:
-        return _supervise(argv, env, cwd, job, limits, watch=cgroup is None)
+        return _supervise(argv, {"PATH": "/usr/bin:/bin"}, "/", job, limits, watch=cgroup is None)
     finally:
         if cgroup is not None:
             cgroup.remove()
-        if scratch is not None:
-            scratch.cleanup()
 
 
 def _feed(stream, pending: memoryview) -> memoryview:
