@@ -2,6 +2,7 @@
 
 ::
 
+    lecturelib check NOTEBOOK ... [--timeout SECONDS]
     lecturelib assign [SOLUTION ...] [--output-dir exercises] [--check]
     lecturelib grade SUBMISSION ... --assignment NAME [--json FILE] [--gradebook FILE] ...
     lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE]
@@ -22,6 +23,7 @@ from .notebook import GradingError, assign
 from .report import fmt, write_atomic, write_json
 from .runner import grade
 from .sandbox import Limits
+from .selfcheck import self_check
 
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
 
@@ -30,6 +32,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lecturelib", description="Generate and grade the course's exercise notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="run notebooks and their public checks (students: no solutions needed)",
+                       description="Run each notebook in a fresh kernel, then the public checks of every "
+                                   "question. They reveal no answer and do not count for the grade. "
+                                   "Exit status 0 when every check holds, 1 otherwise.")
+    p.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
+    p.add_argument("--timeout", type=int, default=120, help="time limit per cell, seconds")
 
     p = sub.add_parser("assign", help="write student notebooks from solution notebooks")
     p.add_argument("solutions", nargs="*", help="solution notebooks (default: solutions/*.ipynb)")
@@ -81,6 +90,17 @@ def _assign(args) -> int:
     if not touched:
         print("all student notebooks are up to date")
     return 1 if (args.check and touched) else 0
+
+
+def _check(args) -> int:
+    if args.timeout <= 0:
+        raise GradingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    passed = True
+    for path in args.notebooks:
+        result = self_check(path, cell_timeout=args.timeout)
+        print(result.text())
+        passed &= result.passed
+    return 0 if passed else 1
 
 
 def _limits(args) -> Limits:
@@ -138,7 +158,7 @@ def _gradebook(args) -> int:
 def main(argv=None) -> int:
     """Run the ``lecturelib`` command; return its exit status (0 ok, 1 stale, 2 error)."""
     args = _parser().parse_args(argv)
-    commands = {"assign": _assign, "grade": _grade, "gradebook": _gradebook}
+    commands = {"check": _check, "assign": _assign, "grade": _grade, "gradebook": _gradebook}
     try:
         return commands[args.command](args)
     except GradingError as exc:

@@ -259,17 +259,35 @@ def public_checks_metadata(questions) -> dict:
     return {q.id: [dataclasses.asdict(p) for p in q.public] for q in questions}
 
 
+def check_setup_source(name: str) -> str:
+    """The code cell that defines ``check`` in a student notebook (after its first code cell)."""
+    return (f"# check(\"q1\") runs the public checks of question 1: they reveal no answer and\n"
+            f"# do not count for the grade (see \"How to use this course\").\n"
+            f"from lecturelib.checks import public_checks\n\n"
+            f"check = public_checks({name!r})")
+
+
+def _code_cell(source: str, tag: str, cell_id: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [tag]})
+    cell["id"] = re.sub(r"[^A-Za-z0-9-]", "-", cell_id)  # deterministic, so assign is reproducible
+    return cell
+
+
 def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
     """Turn a solution notebook into the student's notebook (a new object).
 
     Solution code and solution text are removed, outputs cleared, and the hidden checks
-    dropped; the public checks are kept in the notebook's metadata for ``check()``.
+    dropped; the public checks are kept in the notebook's metadata for ``check()``, which
+    a cell after the first code cell defines and a cell after each question calls.
     """
     check_assignment_name(name)
     questions = load_questions(solution_nb)  # refuse to publish a notebook whose spec is broken
+    has_public = {q.id for q in questions if q.public}
     nb = nbformat.from_dict(json.loads(json.dumps(solution_nb)))
+    cells, setup_pending = [], bool(has_public)
     for index, cell in enumerate(nb.cells):
         tags = cell_tags(cell)
+        qid = question_id(cell)
         cell.metadata.pop("grading", None)
         cell.metadata.pop("execution", None)
         if cell.cell_type == "markdown" and "solution" in tags:
@@ -279,6 +297,13 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
             cell.source = _strip_solution(cell.source, f"cell {index}")
             cell.outputs = []
             cell.execution_count = None
+        cells.append(cell)
+        if cell.cell_type == "code" and setup_pending:
+            cells.append(_code_cell(check_setup_source(name), "public-checks", f"{name}-check-setup"))
+            setup_pending = False
+        if cell.cell_type == "code" and qid in has_public:
+            cells.append(_code_cell(f'check("{qid}")', f"check:{qid}", f"{name}-check-{qid}"))
+    nb.cells = cells
     nb.metadata["lecturelib"] = {"assignment": name, "public_checks": public_checks_metadata(questions)}
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb

@@ -233,7 +233,8 @@ def solution_for(assignment: str, solutions_dir=None) -> Path:
     path = solutions_dir / f"{assignment}.ipynb"
     if not path.is_file():
         raise GradingError(f"no solution notebook for assignment {assignment!r} in {solutions_dir} "
-                           "(grading is an instructor command: it needs the solutions)")
+                           "(grading is an instructor command: it needs the solutions; to check "
+                           "your own work, run: .venv/bin/lecturelib check NOTEBOOK)")
     return path
 
 

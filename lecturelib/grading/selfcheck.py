@@ -1,0 +1,107 @@
+"""``lecturelib check NOTEBOOK``: run a notebook and all of its public checks.
+
+This is the student's command: it runs the student's own notebook with the student's own
+permissions (no sandbox, no solutions needed) and prints, question by question, which of
+the public checks hold (:mod:`lecturelib.checks`).  Public checks never count for the grade.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+
+from ..checks import CheckResult, format_results
+from .notebook import GradingError, load_questions, notebook_assignment, read_notebook
+
+MARKER = "@@lecturelib-public-checks@@"
+
+
+@dataclass
+class SelfCheck:
+    """The public checks of one notebook after it ran."""
+
+    path: Path
+    assignment: str
+    results: dict[str, list[CheckResult]]
+    failed_cells: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.holds for rs in self.results.values() for r in rs)
+
+    def text(self) -> str:
+        lines = [f"{self.path} ({self.assignment}): public checks"]
+        lines += [format_results(qid, rs) for qid, rs in self.results.items()]
+        if self.failed_cells:
+            lines.append("cells that raised an error: " + ", ".join(self.failed_cells))
+        done = sum(all(r.holds for r in rs) for rs in self.results.values())
+        lines.append(f"{done} of {len(self.results)} questions pass all their public checks. "
+                     "Public checks do not count for the grade; the graded checks are hidden.")
+        return "\n".join(lines)
+
+
+def stored_public_checks(nb) -> dict:
+    """The public checks of a notebook: its metadata (exercise) or its questions (solution)."""
+    meta = nb.metadata.get("lecturelib", {})
+    checks = meta.get("public_checks") if isinstance(meta, dict) else None
+    if checks is None and any("grading" in c.get("metadata", {}) for c in nb.cells):
+        checks = {q.id: [{"expr": p.expr, "why": p.why} for p in q.public] for q in load_questions(nb)}
+    if not isinstance(checks, dict) or not any(checks.values()):
+        raise GradingError("the notebook has no public checks: is it one of the course's exercise notebooks?")
+    return {qid: items for qid, items in checks.items() if items}
+
+
+def _probe_cell(assignment: str, checks: dict) -> nbformat.NotebookNode:
+    payload = json.dumps(checks)
+    return nbformat.v4.new_code_cell(
+        "from lecturelib.checks import PublicChecks as _LecturelibChecks, results_json as _lecturelib_json\n"
+        f"print({MARKER!r} + _lecturelib_json(_LecturelibChecks({assignment!r}, __import__('json').loads({payload!r})), globals()))")
+
+
+def _read_probe(cell) -> dict:
+    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("name") == "stdout")
+    errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    if MARKER not in text:
+        detail = f" ({errors[0].get('ename')}: {errors[0].get('evalue', '')[:120]})" if errors else ""
+        raise GradingError(f"the public checks could not be run after the notebook{detail}")
+    return json.loads(text.rsplit(MARKER, 1)[1].splitlines()[0])
+
+
+def _failed_cells(cells) -> list[str]:
+    failed, number = [], 0
+    for cell in cells:
+        if cell.cell_type != "code":
+            continue
+        number += 1
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                failed.append(f"code cell {number} ({out.get('ename', 'error')})")
+                break
+    return failed
+
+
+def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
+    """Run the notebook at ``path`` in a fresh kernel, in its own folder, then its public checks."""
+    path = Path(path)
+    nb = read_notebook(path)
+    checks = stored_public_checks(nb)
+    assignment = notebook_assignment(nb) or path.stem
+    nb.cells.append(_probe_cell(assignment, checks))
+    client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(path.resolve().parent)}})
+    try:
+        client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log lines, not the cells' output
+    except CellTimeoutError:
+        raise GradingError(f"a cell of {path} ran longer than {cell_timeout} s (--timeout)") from None
+    except DeadKernelError:
+        raise GradingError(f"the kernel running {path} died (out of memory, or the notebook ended it)") from None
+    raw = _read_probe(nb.cells[-1])
+    results = {qid: [CheckResult(str(why), str(problem)) for why, problem in raw.get(qid, [])]
+               for qid in checks}
+    return SelfCheck(path, assignment, results, _failed_cells(nb.cells[:-1]))
