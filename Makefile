@@ -1,37 +1,22 @@
 # The two commands of the course: `make book` and `make test`.
-# Each builds its own virtual environment from the pinned requirements first.
+# The student's targets (venv, book, lab) are in course.mk; the rest are the instructor's.
 
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+include course.mk
+
 # One BLAS thread: the stored notebook outputs are reproduced digit for digit.
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONHASHSEED=0
 NBVAL   := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
+RELEASE ?= _build/release
 
-.PHONY: help venv book book-instructor test test-fast notebooks nbval assign bench clean
+.PHONY: book-instructor test notebooks nbval assign bench release
 
-help:
-	@echo "make book             render the student book to _build/html (no solutions)"
+help::
 	@echo "make book-instructor  render the instructor book (solutions shown) to _build/instructor/_build/html"
 	@echo "make test             run every test (library, notebooks, grader, book, browser)"
+	@echo "make release          write the student edition (no solutions) to $(RELEASE)/, folder and zip"
 	@echo "make bench            run the benchmarks against scikit-learn (writes benchmarks/RESULTS.md)"
 	@echo "make notebooks NB=... execute notebooks in place, storing outputs"
 	@echo "make assign           regenerate exercises/ from solutions/"
-
-$(STAMP): requirements.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
-
-venv: $(STAMP)
-
-book: $(STAMP)
-	rm -rf _build/html _build/.doctrees
-	$(BIN)/jupyter-book build . -W -n --keep-going
-	@echo "Open _build/html/index.html"
 
 book-instructor: $(STAMP)
 	$(BIN)/python tools/bookconfig.py instructor _build/instructor-config
@@ -57,5 +42,5 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/grading.py
 
-clean:
-	rm -rf _build
+release: book
+	$(BIN)/python tools/release.py $(RELEASE)

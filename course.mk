@@ -1,0 +1,41 @@
+# The student's targets: set up, read, run. The course's Makefile includes this file, and
+# the student edition (make release) ships it as its Makefile.
+# Each target builds the virtual environment from the pinned requirements first.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# make lab LAB_PORT=9999 LAB_OPTS="--no-browser": another port, other JupyterLab options.
+LAB_PORT ?= 8888
+LAB_OPTS ?=
+
+.PHONY: help venv book lab clean
+
+help::
+	@echo "make book             render the student book to _build/html (no solutions)"
+	@echo "make lab              start JupyterLab on the course (chapters and exercises), printing its address"
+	@echo "make venv             only create the virtual environment .venv"
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+book: $(STAMP)
+	rm -rf _build/html _build/.doctrees
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo "Open _build/html/index.html"
+
+# JUPYTER_PREFER_ENV_PATH: the kernels and settings of .venv come before any of the user's.
+lab: $(STAMP)
+	@echo "Starting JupyterLab on $(CURDIR) with the course's environment; open the address printed below."
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
+	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 $(LAB_OPTS)
+
+clean:
+	rm -rf _build
