@@ -6,8 +6,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# make lab LAB_PORT=9999 LAB_OPTS="--no-browser": another port, other JupyterLab options.
+# make lab LAB_PORT=9999 LAB_OPTS="--no-browser": another port, other JupyterLab options;
+# LAB_DIR: the folder it shows (default: the course).
 LAB_PORT ?= 8888
+LAB_DIR  ?= $(CURDIR)
 LAB_OPTS ?=
 
 .PHONY: help venv book lab clean
@@ -32,10 +34,13 @@ book: $(STAMP)
 	@echo "Open _build/html/index.html"
 
 # JUPYTER_PREFER_ENV_PATH: the kernels and settings of .venv come before any of the user's.
+# Loopback only, and no news or update checks: the course works offline.
 lab: $(STAMP)
-	@echo "Starting JupyterLab on $(CURDIR) with the course's environment; open the address printed below."
-	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" \
-	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 $(LAB_OPTS)
+	@echo "Starting JupyterLab on $(LAB_DIR) with the course's environment; open the address printed below."
+	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(LAB_DIR)" \
+	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 \
+	    --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+	    --LabApp.extension_manager=readonly $(LAB_OPTS)
 
 clean:
 	rm -rf _build
