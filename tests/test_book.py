@@ -14,6 +14,8 @@ import pytest
 import yaml
 from html import unescape
 
+from solutiontext import answer_code_lines, leaks_in
+
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -35,36 +37,6 @@ def toc_files():
 
     walk(toc.get("parts", []))
     return found
-
-
-def solution_lines(path):
-    """Distinctive lines of the answer code (between the solution markers)."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    lines, inside = [], False
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        for line in "".join(cell["source"]).splitlines():
-            if line.strip() == "# BEGIN SOLUTION":
-                inside = True
-            elif line.strip() == "# END SOLUTION":
-                inside = False
-            elif inside and len(line.strip()) >= 25 and not line.strip().startswith("#"):
-                lines.append(line.strip())
-    return lines
-
-
-def public_code() -> str:
-    """The text that is meant to be public: chapters and the generated exercise notebooks.
-
-    A line of a solution that also appears there (``rng = np.random.default_rng(seed)``)
-    gives nothing away and is not counted as a leak.
-    """
-    sources = []
-    for path in sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "exercises").glob("*.ipynb")):
-        nb = json.loads(path.read_text(encoding="utf-8"))
-        sources += ["".join(c["source"]) for c in nb["cells"]]
-    return "\n".join(sources)
 
 
 def html_raw(html: Path) -> str:
@@ -111,14 +83,29 @@ def test_student_book_builds_offline(student_html):
 
 @pytest.mark.slow
 def test_student_book_has_no_solutions(student_html):
-    assert not (student_html / "_sources").exists(), "page sources (with solutions) are published"
     assert 'class="solution' not in html_raw(student_html), "a {solution} block survived"
-    text = html_text(student_html)
-    public = public_code()
-    leaked = [(s.stem, line) for s in SOLUTIONS for line in solution_lines(s)
-              if line in text and line not in public]
-    assert not leaked, f"solution code appears in the student book: {leaked[:3]}"
-    assert not list(student_html.rglob("*.ipynb")), "downloadable notebooks are published"
+    leaked = leaks_in(student_html)
+    assert not leaked, f"solution text in the student book (file, source, line): {leaked[:3]}"
+
+
+def download_link(page: Path) -> Path:
+    """The notebook a page's download button offers, resolved to the file in the build."""
+    links = re.findall(r'href="([^"]*_sources/[^"]+\.ipynb)"', page.read_text(encoding="utf-8"))
+    assert links, f"{page.name} offers no notebook for download"
+    return (page.parent / links[0]).resolve()
+
+
+@pytest.mark.slow
+def test_student_book_offers_every_notebook_without_solutions(student_html):
+    pages = [f"chapters/{c.stem}" for c in CHAPTERS] + [f"exercises/{s.stem}" for s in SOLUTIONS]
+    for page in pages:
+        target = download_link(student_html / f"{page}.html")
+        assert target.is_file() and target.name == f"{Path(page).name}.ipynb", target
+        nb = json.loads(target.read_text(encoding="utf-8"))
+        source = "\n".join("".join(c["source"]) for c in nb["cells"])
+        assert "{solution}" not in source and "# BEGIN SOLUTION" not in source, page
+        if page.startswith("exercises/"):
+            assert nb["metadata"]["lecturelib"]["public_checks"], f"{page}: the download has no public checks"
 
 
 @pytest.mark.slow
@@ -126,8 +113,10 @@ def test_instructor_book_shows_solutions(instructor_html):
     text = html_text(instructor_html)
     for solution in SOLUTIONS:
         assert (instructor_html / "solutions" / f"{solution.stem}.html").is_file()
-        lines = solution_lines(solution)
+        lines = answer_code_lines(solution)
         assert lines and any(line in text for line in lines), f"{solution.stem}: solution code not shown"
+        offered = json.loads(download_link(instructor_html / "solutions" / f"{solution.stem}.html").read_text())
+        assert any("# BEGIN SOLUTION" in "".join(c["source"]) for c in offered["cells"]), solution.stem
     if chapters_with_solution_blocks():
         assert 'class="solution' in html_raw(instructor_html)
 

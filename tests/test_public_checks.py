@@ -1,0 +1,157 @@
+"""Public checks: every question has them, the solution passes them, the exercise fails them.
+
+Also ``check("q1")`` inside a kernel and ``lecturelib check`` on the command line, as a
+student uses them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from lecturelib.checks import CheckResult, PublicChecks, format_results
+from lecturelib.grading.notebook import load_questions, read_notebook
+from lecturelib.grading.selfcheck import self_check
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+LECTURELIB = [str(Path(sys.executable).with_name("lecturelib"))]
+
+
+def questions(path):
+    return load_questions(read_notebook(path))
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_every_question_has_public_checks_that_hide_the_grading(solution):
+    exercise = ROOT / "exercises" / solution.name
+    stored = json.loads(exercise.read_text(encoding="utf-8"))
+    assert set(stored["metadata"]["lecturelib"]) == {"assignment", "public_checks"}
+    assert not any("grading" in c["metadata"] for c in stored["cells"]), "graded checks in the exercise"
+    for q in questions(solution):
+        assert q.public, f"{solution.stem} {q.id} has no public check"
+        hidden = {c.expr for c in q.checks}
+        for p in q.public:
+            assert p.expr not in hidden, f"{solution.stem} {q.id}: a public check is a graded one"
+            assert 0 < len(p.why) <= 100 and p.why == p.why.strip(), (q.id, p.why)
+        assert stored["metadata"]["lecturelib"]["public_checks"][q.id] == [
+            {"expr": p.expr, "why": p.why} for p in q.public]
+        tags = [c["metadata"].get("tags", []) for c in stored["cells"]]
+        assert [f"check:{q.id}"] in tags, f"{q.id}: no check cell in the exercise"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_solution_passes_and_exercise_fails_every_public_check(solution):
+    passed = self_check(solution)
+    failing = [(qid, r.why, r.problem) for qid, rs in passed.results.items() for r in rs if not r.holds]
+    assert passed.passed and not failing, failing
+    assert not passed.failed_cells
+    untouched = self_check(ROOT / "exercises" / solution.name)
+    holding = [(qid, r.why) for qid, rs in untouched.results.items() for r in rs if r.holds]
+    assert not holding, f"public checks that an untouched exercise passes: {holding}"
+    assert set(untouched.results) == {q.id for q in questions(solution)}
+
+
+# ----------------------------------------------------------------------- check() in a kernel
+
+
+def test_check_reports_what_holds_and_why_not(capsys):
+    checks = PublicChecks("toy", {"q1": [
+        {"expr": "x == 2", "why": "x is two"},
+        {"expr": "x > 5", "why": "x is large"},
+        {"expr": "f(x)", "why": "f accepts x"},
+        {"expr": "np.ones(3) > 0", "why": "an array"},
+    ]})
+    results = checks.run("q1", {"x": 2, "np": __import__("numpy")})
+    assert [r.holds for r in results] == [True, False, False, False]
+    assert results[1].problem == "does not hold"
+    assert results[2].problem.startswith("NameError")
+    assert "neither true nor false" in results[3].problem
+    namespace = {"x": 7, "check": checks}
+    exec('check("q1")', namespace)
+    out = capsys.readouterr().out
+    assert out.startswith("q1: 1 of 4 public checks hold")
+    assert "  pass  x is large" in out and "  FAIL  x is two (does not hold)" in out
+
+
+def test_check_refuses_unknown_questions_and_bad_specs():
+    checks = PublicChecks("toy", {"q1": [{"expr": "True", "why": "always"}]})
+    with pytest.raises(ValueError, match=r"no question 'q9' \(its questions: q1\)"):
+        checks.run("q9", {})
+    with pytest.raises(ValueError, match="list of"):
+        PublicChecks("toy", {"q1": "True"})
+    with pytest.raises(ValueError, match="assignment"):
+        PublicChecks("", {})
+
+
+def test_check_finds_its_notebook_even_renamed(tmp_path, capsys, monkeypatch):
+    exercise = json.loads((ROOT / "exercises" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    (tmp_path / "my copy.ipynb").write_text(json.dumps(exercise), encoding="utf-8")
+    (tmp_path / "other.ipynb").write_text(json.dumps({"metadata": {}, "cells": []}), encoding="utf-8")
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    expected = exercise["metadata"]["lecturelib"]["public_checks"]
+    assert PublicChecks("07-pac").checks == expected
+    monkeypatch.chdir(tmp_path.parent)
+    lost = PublicChecks("07-pac", folder=tmp_path / "nowhere")
+    exec('check("q1")', {"check": lost})
+    assert "no such notebook" in capsys.readouterr().out
+
+
+def test_format_results():
+    text = format_results("q2", [CheckResult("a"), CheckResult("b", "ValueError: bad")])
+    assert text == "q2: 1 of 2 public checks hold\n  pass  a\n  FAIL  b (ValueError: bad)"
+
+
+# ----------------------------------------------------------------------- lecturelib check
+
+
+def toy_exercise(tmp_path, answer: str, extra: str = "") -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"x = {answer}\n{extra}")]
+    nb.metadata["lecturelib"] = {"assignment": "toy", "public_checks": {
+        "q1": [{"expr": "x == 2", "why": "x is two"}]}}
+    path = tmp_path / "toy.ipynb"
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    return path
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run(LECTURELIB + list(args), capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+def test_cli_check_exit_status_says_whether_all_hold(tmp_path):
+    good = run_cli("check", str(toy_exercise(tmp_path, "2")))
+    assert good.returncode == 0, good.stderr
+    assert "q1: 1 of 1 public checks hold" in good.stdout
+    assert "do not count for the grade" in good.stdout
+    bad = run_cli("check", str(toy_exercise(tmp_path, "3", "raise ValueError('no')")))
+    assert bad.returncode == 1
+    assert "FAIL  x is two (does not hold)" in bad.stdout
+    assert "cells that raised an error: code cell 1 (ValueError)" in bad.stdout
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: d / "missing.ipynb", "no such file"),
+    (lambda d: (d / "x.ipynb").write_text("{not json") and d / "x.ipynb", "x.ipynb"),
+    (lambda d: (d / "c.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook())) and d / "c.ipynb",
+     "has no public checks"),
+])
+def test_cli_check_bad_input_is_one_line(tmp_path, setup, message):
+    proc = run_cli("check", str(setup(tmp_path)))
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_cli_check_reports_a_cell_that_runs_too_long(tmp_path):
+    path = toy_exercise(tmp_path, "2", "import time; time.sleep(30)")
+    proc = run_cli("check", str(path), "--timeout", "2")
+    assert proc.returncode == 2 and "ran longer than 2 s" in proc.stderr
+    assert run_cli("check", str(path), "--timeout", "0").returncode == 2
