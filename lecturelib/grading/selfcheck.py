@@ -57,11 +57,15 @@ def stored_public_checks(nb) -> dict:
     return {qid: items for qid, items in checks.items() if items}
 
 
+PROBE = """\
+from lecturelib.checks import PublicChecks as _LecturelibChecks, results_json as _lecturelib_results
+print({marker!r} + _lecturelib_results(_LecturelibChecks({assignment!r}, {checks!r}), globals()))
+"""
+
+
 def _probe_cell(assignment: str, checks: dict) -> nbformat.NotebookNode:
-    payload = json.dumps(checks)
-    return nbformat.v4.new_code_cell(
-        "from lecturelib.checks import PublicChecks as _LecturelibChecks, results_json as _lecturelib_json\n"
-        f"print({MARKER!r} + _lecturelib_json(_LecturelibChecks({assignment!r}, __import__('json').loads({payload!r})), globals()))")
+    """The cell run after the notebook: every public check, printed as one JSON line."""
+    return nbformat.v4.new_code_cell(PROBE.format(marker=MARKER, assignment=assignment, checks=checks))
 
 
 def _read_probe(cell) -> dict:
