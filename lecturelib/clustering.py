@@ -401,12 +401,14 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
         Stop when :math:`\max_i |(F\mathbf 1)_i - 1| \le` ``tol``.
     max_iter : int, default=10000
     return_history : bool, default=False
-        Also return ``max |row sum - 1|`` before each iteration.
+        Also return the errors :math:`\max_i |(K^{(t)}\mathbf 1)_i - 1|` for
+        :math:`t = 0` (the input ``K``) up to the last iteration.
 
     Returns
     -------
     F : ndarray of shape (m, m)
     history : list of float, only if ``return_history``
+        ``history[t]`` is the error of :math:`K^{(t)}`; ``len(history) - 1`` iterations ran.
 
     Raises
     ------
@@ -422,7 +424,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
         raise ValueError(f"tol must be positive, got {tol}")
     max_iter = check_positive_int(max_iter, "max_iter")
     scale = 1.0 / np.sqrt(_degrees(K))
-    history = []
+    history = [float(np.abs(K.sum(axis=1) - 1.0).max())]
     for _ in range(max_iter + 1):
         F = K * scale[:, None] * scale[None, :]
         rows = F.sum(axis=1)

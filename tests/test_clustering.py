@@ -302,6 +302,18 @@ def test_doubly_stochastic_matches_sinkhorn_knopp():
     assert history[-1] <= 1e-12 < history[0]
 
 
+def test_doubly_stochastic_history_starts_at_the_input():
+    K, _ = _random_affinity(12, 3)
+    _, history = cl.doubly_stochastic(K, tol=1e-12, return_history=True)
+    # history[t] is the row-sum error of K^(t): K itself, then each normalisation in turn.
+    Kt, expected = K.copy(), []
+    for _ in range(4):
+        expected.append(np.abs(Kt.sum(axis=1) - 1).max())
+        d = 1 / np.sqrt(Kt.sum(axis=1))
+        Kt = d[:, None] * Kt * d[None, :]
+    np.testing.assert_allclose(history[:4], expected, rtol=1e-10)
+
+
 def test_doubly_stochastic_errors():
     with pytest.raises(ValueError, match="could not be scaled"):
         cl.doubly_stochastic(np.array([[0.0, 1.0], [1.0, 1.0]]), max_iter=200)
