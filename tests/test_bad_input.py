@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, clustering, em, hpca, kernels, maxent, metric, pac, spectral, subspace, svm, vc
+from lecturelib import bayes, checks, clustering, em, hpca, kernels, maxent, metric, pac, spectral, subspace, svm, vc
 
 NAN = np.nan
 INF = np.inf
@@ -233,6 +233,13 @@ CASES = [
      ValueError, "eta"),
     ("metric.MetricEmbeddingNN bad solver", fit(metric.MetricEmbeddingNN(solver="newton"), X_OK, Y_OK),
      ValueError, "solver"),
+    # ---------------------------------------------------------------- checks (public checks)
+    ("checks.PublicChecks no assignment", lambda: checks.PublicChecks("", {}), ValueError, "assignment"),
+    ("checks.PublicChecks checks not a dict", lambda: checks.PublicChecks("a", [("x", "y")]), TypeError, "dict"),
+    ("checks.PublicChecks check without why", lambda: checks.PublicChecks("a", {"q1": [{"expr": "1"}]}),
+     ValueError, "'expr', 'why'"),
+    ("checks.PublicChecks unknown question", lambda: checks.PublicChecks("a", {"q1": []}).run("q2", {}),
+     ValueError, "no question 'q2'"),
     ("metric.menn_objective C_bar shape",
      lambda: metric.menn_objective(np.eye(3), 1.0, np.eye(4), [0, 0, 1, 1]), ValueError, "shape"),
 ]
