@@ -118,11 +118,13 @@ def bwrap_arguments(limits: Limits) -> list[str]:
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
             "--new-session", "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
             "--cap-drop", "ALL", "--clearenv"]
+    # The scratch file systems first: an environment that lives under /tmp (a course
+    # checked out there) is then bound on top of the fresh /tmp, not hidden by it.
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(limits.scratch_mb * mib), "--tmpfs", "/tmp",
+             "--size", str(min(limits.scratch_mb, 64) * mib), "--tmpfs", "/dev/shm"]
     args += _system_mounts()
     args += ["--ro-bind", str(PACKAGE_DIR), f"{SANDBOX_LIB}/lecturelib",
-             "--proc", "/proc", "--dev", "/dev",
-             "--size", str(limits.scratch_mb * mib), "--tmpfs", "/tmp",
-             "--size", str(min(limits.scratch_mb, 64) * mib), "--tmpfs", "/dev/shm",
              "--dir", HOME, "--dir", WORKDIR, "--chdir", WORKDIR]
     for name, value in sandbox_environment().items():
         args += ["--setenv", name, value]
