@@ -11,6 +11,8 @@ STAMP  := $(VENV)/.installed
 LAB_PORT ?= 8888
 LAB_DIR  ?= $(CURDIR)
 LAB_OPTS ?=
+# JupyterLab refuses to run as root (in a container, say) unless told to.
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: help venv book lab clean
 
@@ -40,7 +42,7 @@ lab: $(STAMP)
 	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(LAB_DIR)" \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 \
 	    --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
-	    --LabApp.extension_manager=readonly $(LAB_OPTS)
+	    --LabApp.extension_manager=readonly $(LAB_ROOT) $(LAB_OPTS)
 
 clean:
 	rm -rf _build

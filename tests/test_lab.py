@@ -72,8 +72,7 @@ def lab(tmp_path_factory):
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     port, token = free_port(), secrets.token_hex(16)
-    opts = (f"--no-browser --IdentityProvider.token={token} "
-            f"--LabApp.user_settings_dir={folder / '.settings'}" + (" --allow-root" if os.geteuid() == 0 else ""))
+    opts = f"--no-browser --IdentityProvider.token={token} --LabApp.user_settings_dir={folder / '.settings'}"
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     proc = subprocess.Popen(["make", "-C", str(ROOT), "lab", f"LAB_PORT={port}", f"LAB_DIR={folder}",
                              f"LAB_OPTS={opts}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

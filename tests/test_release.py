@@ -110,7 +110,7 @@ def test_release_builds_its_book(unpacked):
 
 def test_release_starts_jupyterlab(unpacked):
     port = free_port()
-    opts = "--no-browser --IdentityProvider.token=release" + (" --allow-root" if os.geteuid() == 0 else "")
+    opts = "--no-browser --IdentityProvider.token=release"
     proc = subprocess.Popen(["make", "lab", f"LAB_PORT={port}", f"LAB_OPTS={opts}"], cwd=unpacked, env=ENV,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
