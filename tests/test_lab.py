@@ -47,11 +47,28 @@ def without_outputs(source: Path, target: Path) -> None:
     target.write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
 
-def wait_for_server(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+def start_lab(cmd: list[str], cwd: Path, log: Path) -> subprocess.Popen:
+    """Start ``make lab`` in its own process group, its output going to ``log`` (never a pipe
+    nobody reads, which would stall the server once full)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "VIRTUAL_ENV")}
+    with open(log, "w") as out:
+        return subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+
+
+def stop_lab(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wait_for_server(url: str, proc: subprocess.Popen, log: Path, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"make lab ended with status {proc.returncode}:\n{proc.stdout.read()[-3000:]}")
+            pytest.fail(f"make lab ended with status {proc.returncode}:\n{log.read_text()[-3000:]}")
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
                 if response.status == 200:
@@ -73,20 +90,14 @@ def lab(tmp_path_factory):
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     port, token = free_port(), secrets.token_hex(16)
     opts = f"--no-browser --IdentityProvider.token={token} --LabApp.user_settings_dir={folder / '.settings'}"
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    proc = subprocess.Popen(["make", "-C", str(ROOT), "lab", f"LAB_PORT={port}", f"LAB_DIR={folder}",
-                             f"LAB_OPTS={opts}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=env, start_new_session=True)
+    log = folder / "lab.log"
+    proc = start_lab(["make", "lab", f"LAB_PORT={port}", f"LAB_DIR={folder}", f"LAB_OPTS={opts}"], ROOT, log)
     base = f"http://127.0.0.1:{port}"
     try:
-        wait_for_server(f"{base}/api/status?token={token}", proc)
+        wait_for_server(f"{base}/api/status?token={token}", proc, log)
         yield base, token, folder
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_lab(proc)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import filecmp
 import os
-import signal
 import subprocess
 import zipfile
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from solutiontext import leaks_in
-from test_lab import free_port, wait_for_server
+from test_lab import free_port, start_lab, stop_lab, wait_for_server
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "ml-theory-course"
@@ -108,13 +107,11 @@ def test_release_builds_its_book(unpacked):
     assert not [leak for leak in leaks_in(html)], "the release's own book shows solution text"
 
 
-def test_release_starts_jupyterlab(unpacked):
-    port = free_port()
+def test_release_starts_jupyterlab(unpacked, tmp_path):
+    port, log = free_port(), tmp_path / "lab.log"
     opts = "--no-browser --IdentityProvider.token=release"
-    proc = subprocess.Popen(["make", "lab", f"LAB_PORT={port}", f"LAB_OPTS={opts}"], cwd=unpacked, env=ENV,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = start_lab(["make", "lab", f"LAB_PORT={port}", f"LAB_OPTS={opts}"], unpacked, log)
     try:
-        wait_for_server(f"http://127.0.0.1:{port}/api/contents/exercises?token=release", proc)
+        wait_for_server(f"http://127.0.0.1:{port}/api/contents/exercises?token=release", proc, log)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+        stop_lab(proc)
