@@ -91,17 +91,23 @@ def _notebook_candidates(folder: Path, assignment: str) -> list[Path]:
     return list(dict.fromkeys(p for p in found if p.is_file()))
 
 
+def checks_in_metadata(metadata, assignment: str | None = None):
+    """The public checks a notebook's metadata holds (for ``assignment``, if given), or None."""
+    meta = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(meta, dict) or (assignment is not None and meta.get("assignment") != assignment):
+        return None
+    return meta.get("public_checks")
+
+
 def _stored_checks(path: Path, assignment: str):
-    """The public checks stored in ``path`` for ``assignment``, or None."""
+    """The public checks stored in the notebook at ``path`` for ``assignment``, or None."""
     try:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             return None
-        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get(METADATA_KEY, {})
-    except (OSError, ValueError, AttributeError):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    if isinstance(meta, dict) and meta.get("assignment") == assignment:
-        return meta.get("public_checks")
-    return None
+    return checks_in_metadata(notebook.get("metadata") if isinstance(notebook, dict) else None, assignment)
 
 
 class PublicChecks:

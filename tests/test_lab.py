@@ -30,6 +30,8 @@ EXERCISE = "exercises/01-bayes.ipynb"
 SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # JupyterLab keeps other tabs, hidden
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+# The course's commands as a user runs them: no matplotlib backend or venv of the test run.
+ENV = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "VIRTUAL_ENV")}
 
 
 def free_port() -> int:
@@ -50,9 +52,8 @@ def without_outputs(source: Path, target: Path) -> None:
 def start_lab(cmd: list[str], cwd: Path, log: Path) -> subprocess.Popen:
     """Start ``make lab`` in its own process group, its output going to ``log`` (never a pipe
     nobody reads, which would stall the server once full)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "VIRTUAL_ENV")}
     with open(log, "w") as out:
-        return subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env,
+        return subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=ENV,
                                 start_new_session=True)
 
 

@@ -15,15 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from lecturelib.grading.edition import readme_section
+
 ROOT = Path(__file__).resolve().parent.parent
 SUBCOMMANDS = {"check", "assign", "grade", "gradebook"}
 EXAMPLE_PATHS = {"submissions/", "my-answers.ipynb"}  # stand for the instructor's own files
-
-
-def section(text: str, title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert match, f"no '## {title}' section"
-    return match.group(1)
 
 
 def normalised(markdown: str) -> str:
@@ -36,7 +32,7 @@ def test_howto_page_and_readme_say_the_same_in_the_same_words():
     page = (ROOT / "howto.md").read_text(encoding="utf-8")
     body = page.split("\n", 1)[1]  # without the page title
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert normalised(section(readme, "For students")) == normalised(body)
+    assert normalised(readme_section(readme, "For students")) == normalised(body)
     toc = (ROOT / "_toc.yml").read_text()
     assert toc.index("file: howto") < toc.index("file: chapters/01-bayes"), "the page opens the book"
     for words in ("make lab", "check(\"q1\")", ".venv/bin/lecturelib check", "Hand in", "make book"):
@@ -45,7 +41,7 @@ def test_howto_page_and_readme_say_the_same_in_the_same_words():
 
 def test_readme_has_a_path_for_students_and_for_instructors():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    students, instructors = section(readme, "For students"), section(readme, "For instructors")
+    students, instructors = readme_section(readme, "For students"), readme_section(readme, "For instructors")
     assert "make lab" in students and "lecturelib check" in students
     for command in ("make test", "make book-instructor", "make release", "lecturelib grade", "gradebook export"):
         assert command in instructors

@@ -8,7 +8,6 @@ requirements) and ``lecturelib check``, ``make book`` and ``make lab`` run.
 from __future__ import annotations
 
 import filecmp
-import os
 import subprocess
 import zipfile
 from pathlib import Path
@@ -16,11 +15,10 @@ from pathlib import Path
 import pytest
 
 from solutiontext import leaks_in
-from test_lab import free_port, start_lab, stop_lab, wait_for_server
+from test_lab import ENV, free_port, start_lab, stop_lab, wait_for_server
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "ml-theory-course"
-ENV = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "VIRTUAL_ENV")}
 
 pytestmark = pytest.mark.slow
 

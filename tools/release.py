@@ -11,12 +11,12 @@ the benchmarks or the instructor's tools.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from pathlib import Path
 
-from lecturelib.grading.edition import write_student_notebook
+from lecturelib.grading.edition import readme_section, write_student_notebook
+from lecturelib.grading.notebook import GradingError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,14 +24,6 @@ NAME = "ml-theory-course"
 COPIED = ["requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", "intro.md", "howto.md",
           "bibliography.md", "references.bib"]
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-
-
-def readme_section(readme: str, title: str) -> str:
-    """The body of the README's ``## title`` section (up to the next ``## `` heading)."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
-    if match is None:
-        raise SystemExit(f"release: README.md has no '## {title}' section")
-    return match.group(1).strip("\n")
 
 
 def student_readme(readme: str) -> str:
@@ -68,4 +60,7 @@ def write_release(out: Path, html: Path) -> Path:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
-    write_release(Path(sys.argv[1]), ROOT / "_build" / "html")
+    try:
+        write_release(Path(sys.argv[1]), ROOT / "_build" / "html")
+    except GradingError as exc:
+        raise SystemExit(f"release: {exc}") from None

@@ -61,6 +61,17 @@ def student_notebook(nb) -> nbformat.NotebookNode:
     return nb
 
 
+def readme_section(readme: str, title: str) -> str:
+    """The body of a README's ``## title`` section (up to the next ``## `` heading).
+
+    The student edition's README is the course README's "For students" section.
+    """
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", readme, re.M | re.S)
+    if match is None:
+        raise GradingError(f"the README has no '## {title}' section")
+    return match.group(1).strip("\n")
+
+
 def write_student_notebook(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(source, as_version=4)

@@ -16,7 +16,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from ..checks import CheckResult, format_results
+from ..checks import CheckResult, checks_in_metadata, format_results
 from .notebook import GradingError, load_questions, notebook_assignment, read_notebook
 
 MARKER = "@@lecturelib-public-checks@@"
@@ -48,8 +48,7 @@ class SelfCheck:
 
 def stored_public_checks(nb) -> dict:
     """The public checks of a notebook: its metadata (exercise) or its questions (solution)."""
-    meta = nb.metadata.get("lecturelib", {})
-    checks = meta.get("public_checks") if isinstance(meta, dict) else None
+    checks = checks_in_metadata(nb.metadata)
     if checks is None and any("grading" in c.get("metadata", {}) for c in nb.cells):
         checks = {q.id: [{"expr": p.expr, "why": p.why} for p in q.public] for q in load_questions(nb)}
     if not isinstance(checks, dict) or not any(checks.values()):
