@@ -9,6 +9,10 @@ matrices) that scikit-learn has no checker for.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from numbers import Integral, Real
+
 import numpy as np
 
 __all__ = [
@@ -19,6 +23,13 @@ __all__ = [
     "check_symmetric_psd",
     "check_positive_int",
     "check_in_open_interval",
+    "InvalidParameterError",
+    "Interval",
+    "Options",
+    "InstanceOf",
+    "check_params",
+    "check_estimator_params",
+    "validate_params",
 ]
 
 
@@ -119,3 +130,253 @@ def check_in_open_interval(x, name, low=0.0, high=1.0):
     if not (low < val < high):
         raise ValueError(f"{name} must lie strictly between {low} and {high}, got {x}")
     return val
+
+
+# --------------------------------------------------------------------------------------
+# Parameter constraints
+#
+# Every estimator declares the valid values of each constructor parameter in a class-level
+# table ``_parameter_constraints`` (name -> list of constraints, any one of which may hold),
+# in the style of scikit-learn's own tables, and checks it at the start of ``fit`` with
+# ``check_estimator_params``.  Public functions declare theirs with ``@validate_params``.
+# A constraint is an ``Interval``, an ``Options`` set, an ``InstanceOf`` type, ``None``, or
+# one of the strings "array-like", "boolean", "random_state", "callable".  Each constraint
+# can also produce a value it accepts and values it refuses, which the tests use to
+# generate invalid input for every declared parameter.
+# --------------------------------------------------------------------------------------
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter outside its declared range (a ``ValueError``, also a ``TypeError``)."""
+
+
+def _is_integer(value):
+    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value):
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+class Interval:
+    """Numbers of a type (``Integral`` or ``Real``) between ``left`` and ``right``.
+
+    ``None`` for an end means unbounded.  ``closed`` is one of "both", "left", "right",
+    "neither".  A ``Real`` interval takes integers too; NaN is never inside.
+    """
+
+    def __init__(self, kind, left, right, *, closed="both"):
+        if kind not in (Integral, Real):
+            raise ValueError("kind must be numbers.Integral or numbers.Real")
+        if closed not in ("both", "left", "right", "neither"):
+            raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither', got {closed!r}")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def is_satisfied_by(self, value):
+        ok_type = _is_integer(value) if self.kind is Integral else _is_real(value)
+        if not ok_type or np.isnan(value):
+            return False
+        if self.left is not None:
+            if value < self.left or (value == self.left and self.closed in ("right", "neither")):
+                return False
+        if self.right is not None:
+            if value > self.right or (value == self.right and self.closed in ("left", "neither")):
+                return False
+        return True
+
+    def __str__(self):
+        kind = "an int" if self.kind is Integral else "a float"
+        lo = "-inf" if self.left is None else f"{self.left:g}"
+        hi = "inf" if self.right is None else f"{self.right:g}"
+        lb = "[" if self.left is not None and self.closed in ("both", "left") else "("
+        rb = "]" if self.right is not None and self.closed in ("both", "right") else ")"
+        return f"{kind} in {lb}{lo}, {hi}{rb}"
+
+    def valid_example(self):
+        if self.left is not None and self.right is not None:
+            mid = (self.left + self.right) / 2
+        elif self.left is not None:
+            mid = self.left + 1
+        elif self.right is not None:
+            mid = self.right - 1
+        else:
+            mid = 0
+        return int(np.ceil(mid)) if self.kind is Integral else float(mid)
+
+    def invalid_examples(self):
+        out = ["text"]
+        if self.left is not None:
+            out.append(self.left if self.closed in ("right", "neither") else self.left - 1)
+        if self.right is not None:
+            out.append(self.right if self.closed in ("left", "neither") else self.right + 1)
+        if self.kind is Integral:
+            out.append(self.valid_example() + 0.5)
+        else:
+            out.append(float("nan"))
+        return out
+
+
+class Options:
+    """One of a fixed set of values (usually strings)."""
+
+    def __init__(self, *options):
+        self.options = tuple(options)
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, str) == isinstance(self.options[0], str) and value in self.options
+
+    def __str__(self):
+        return "one of " + ", ".join(map(repr, self.options))
+
+    def valid_example(self):
+        return self.options[0]
+
+    def invalid_examples(self):
+        return ["no-such-option"]
+
+
+class InstanceOf:
+    """An instance of ``types`` (a type or tuple of types), described as ``description``."""
+
+    def __init__(self, types, description):
+        self.types, self.description = types, description
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, self.types)
+
+    def __str__(self):
+        return self.description
+
+    def valid_example(self):
+        raise NotImplementedError(f"no generic example of {self.description}")
+
+    def invalid_examples(self):
+        return [object()]
+
+
+def _is_array_like(value):
+    if isinstance(value, (str, bytes, dict, set)):
+        return False
+    return isinstance(value, (list, tuple, np.ndarray)) or hasattr(value, "__array__")
+
+
+_NAMED = {
+    "array-like": (_is_array_like, "an array-like", [[0.0]], ["text", object()]),
+    "boolean": (lambda v: isinstance(v, (bool, np.bool_)), "a bool", True, ["text", 2]),
+    "random_state": (
+        lambda v: v is None or _is_integer(v) and 0 <= v < 2**32
+        or isinstance(v, (np.random.RandomState, np.random.Generator)),
+        "None, an int in [0, 2**32) or a numpy random generator", 0, [-1, "text", 1.5]),
+    "callable": (callable, "a callable", print, ["text"]),
+}
+
+
+def _named(constraint):
+    if constraint not in _NAMED:
+        raise ValueError(f"unknown constraint {constraint!r}")
+    return _NAMED[constraint]
+
+
+def constraint_satisfied(constraint, value):
+    """True if ``value`` satisfies one constraint."""
+    if constraint is None:
+        return value is None
+    if isinstance(constraint, str):
+        return bool(_named(constraint)[0](value))
+    return constraint.is_satisfied_by(value)
+
+
+def describe_constraint(constraint):
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, str):
+        return _named(constraint)[1]
+    return str(constraint)
+
+
+def valid_example(constraint):
+    """A value the constraint accepts (used by the generated tests)."""
+    if constraint is None:
+        return None
+    if isinstance(constraint, str):
+        return _named(constraint)[2]
+    return constraint.valid_example()
+
+
+def invalid_examples(constraints):
+    """Values that satisfy none of ``constraints`` (used by the generated tests)."""
+    candidates = [None]
+    for c in constraints:
+        candidates += _named(c)[3] if isinstance(c, str) else ([] if c is None else c.invalid_examples())
+    out = []
+    for value in candidates:
+        if not any(constraint_satisfied(c, value) for c in constraints):
+            if not any(value is o or (type(value) is type(o) and _same(value, o)) for o in out):
+                out.append(value)
+    return out
+
+
+def _same(a, b):
+    try:
+        return bool(a == b) or (a != a and b != b)
+    except Exception:
+        return False
+
+
+def check_params(constraints, params, owner):
+    """Raise ``InvalidParameterError`` for the first parameter that satisfies none of its constraints.
+
+    The message names the owner, the parameter, the value and the valid values.
+    """
+    for name, value in params.items():
+        if name not in constraints:
+            raise InvalidParameterError(f"{owner}: parameter {name!r} has no declared constraints")
+        allowed = constraints[name]
+        if any(constraint_satisfied(c, value) for c in allowed):
+            continue
+        valid = " or ".join(describe_constraint(c) for c in allowed)
+        raise InvalidParameterError(
+            f"{owner}: {name}={_short_repr(value)} is not valid; {name} must be {valid}")
+
+
+def _short_repr(value):
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_estimator_params(estimator):
+    """Check an estimator's constructor parameters against its ``_parameter_constraints``.
+
+    Called first thing in ``fit``; raises ``InvalidParameterError`` naming the parameter.
+    """
+    check_params(type(estimator)._parameter_constraints, estimator.get_params(deep=False),
+                 type(estimator).__name__)
+
+
+def validate_params(constraints):
+    """Decorator: check a function's arguments against ``constraints`` before it runs.
+
+    ``constraints`` maps every parameter name of the function to a list of constraints;
+    a name missing from the table is an error when the function is defined.  The table is
+    kept on the function as ``__parameter_constraints__``.
+    """
+    def decorate(func):
+        signature = inspect.signature(func)
+        names = [p.name for p in signature.parameters.values()
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = set(names) - set(constraints)
+        extra = set(constraints) - set(names)
+        if missing or extra:
+            raise ValueError(f"{func.__qualname__}: constraints missing for {sorted(missing)}, "
+                             f"unknown names {sorted(extra)}")
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            check_params(constraints, {k: v for k, v in bound.arguments.items() if k in constraints},
+                         func.__name__)
+            return func(*args, **kwargs)
+
+        wrapper.__parameter_constraints__ = constraints
+        return wrapper
+
+    return decorate
