@@ -355,25 +355,28 @@ def check_estimator_params(estimator):
 def validate_params(constraints):
     """Decorator: check a function's arguments against ``constraints`` before it runs.
 
-    ``constraints`` maps every parameter name of the function to a list of constraints;
-    a name missing from the table is an error when the function is defined.  The table is
+    ``constraints`` maps every parameter name of the function (``self`` aside, so that a
+    class can decorate its ``__init__``) to a list of constraints; a name missing from the
+    table is an error when the function is defined.  The table is
     kept on the function as ``__parameter_constraints__``.
     """
     def decorate(func):
         signature = inspect.signature(func)
         names = [p.name for p in signature.parameters.values()
-                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                 if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
         missing = set(names) - set(constraints)
         extra = set(constraints) - set(names)
         if missing or extra:
             raise ValueError(f"{func.__qualname__}: constraints missing for {sorted(missing)}, "
                              f"unknown names {sorted(extra)}")
 
+        owner = func.__qualname__.replace(".__init__", "")
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
             check_params(constraints, {k: v for k, v in bound.arguments.items() if k in constraints},
-                         func.__name__)
+                         owner)
             return func(*args, **kwargs)
 
         wrapper.__parameter_constraints__ = constraints
