@@ -27,6 +27,7 @@ __all__ = [
     "Interval",
     "Options",
     "InstanceOf",
+    "Elementwise",
     "check_params",
     "check_estimator_params",
     "validate_params",
@@ -140,7 +141,8 @@ def check_in_open_interval(x, name, low=0.0, high=1.0):
 # in the style of scikit-learn's own tables, and checks it at the start of ``fit`` with
 # ``check_estimator_params``.  Public functions declare theirs with ``@validate_params``.
 # A constraint is an ``Interval``, an ``Options`` set, an ``InstanceOf`` type, ``None``, or
-# one of the strings "array-like", "boolean", "random_state", "callable".  Each constraint
+# one of the strings "array-like", "boolean", "random_state" (as scikit-learn's),
+# "seed" (for ``np.random.default_rng``: an int or a Generator), "callable".  Each constraint
 # can also produce a value it accepts and values it refuses, which the tests use to
 # generate invalid input for every declared parameter.
 # --------------------------------------------------------------------------------------
@@ -216,13 +218,22 @@ class Interval:
 
 
 class Options:
-    """One of a fixed set of values (usually strings)."""
+    """One of a fixed set of values (strings, or integers such as the labels 0 and 1)."""
 
     def __init__(self, *options):
         self.options = tuple(options)
 
     def is_satisfied_by(self, value):
-        return isinstance(value, str) == isinstance(self.options[0], str) and value in self.options
+        for option in self.options:
+            if isinstance(option, str):
+                if isinstance(value, str) and value == option:
+                    return True
+            elif _is_integer(option):
+                if _is_integer(value) and value == option:
+                    return True
+            elif value == option:
+                return True
+        return False
 
     def __str__(self):
         return "one of " + ", ".join(map(repr, self.options))
@@ -231,14 +242,54 @@ class Options:
         return self.options[0]
 
     def invalid_examples(self):
-        return ["no-such-option"]
+        out = ["no-such-option"]
+        numbers = [o for o in self.options if _is_integer(o)]
+        if numbers:
+            out += [max(numbers) + 1, float(numbers[0])]
+        return out
+
+
+class Elementwise:
+    """A non-empty array (or list) whose every entry lies in an ``Interval``.
+
+    For ``Interval(Integral, ...)`` the array must have an integer dtype: ``[1.5]`` and
+    ``[2.0]`` are refused alike, as the scalar ``2.0`` is.
+    """
+
+    def __init__(self, interval):
+        self.interval = interval
+
+    def is_satisfied_by(self, value):
+        if not _is_array_like(value):
+            return False
+        try:
+            arr = np.asarray(value)
+        except Exception:
+            return False
+        if arr.size == 0 or arr.dtype.kind not in ("iu" if self.interval.kind is Integral else "iuf"):
+            return False
+        flat = arr.ravel()
+        lo, hi = flat.min(), flat.max()
+        item = int if self.interval.kind is Integral else float
+        return self.interval.is_satisfied_by(item(lo)) and self.interval.is_satisfied_by(item(hi)) \
+            and (arr.dtype.kind != "f" or not np.isnan(flat).any())
+
+    def __str__(self):
+        kind = "ints" if self.interval.kind is Integral else "floats"
+        return f"an array of {kind} in {str(self.interval).split(' in ', 1)[1]}"
+
+    def valid_example(self):
+        return [self.interval.valid_example()]
+
+    def invalid_examples(self):
+        return [[v] for v in self.interval.invalid_examples() if not isinstance(v, str)] + [[]]
 
 
 class InstanceOf:
     """An instance of ``types`` (a type or tuple of types), described as ``description``."""
 
-    def __init__(self, types, description):
-        self.types, self.description = types, description
+    def __init__(self, types, description, *, example=None):
+        self.types, self.description, self.example = types, description, example
 
     def is_satisfied_by(self, value):
         return isinstance(value, self.types)
@@ -247,7 +298,9 @@ class InstanceOf:
         return self.description
 
     def valid_example(self):
-        raise NotImplementedError(f"no generic example of {self.description}")
+        if self.example is None:
+            raise NotImplementedError(f"no generic example of {self.description}")
+        return self.example
 
     def invalid_examples(self):
         return [object()]
@@ -267,6 +320,8 @@ _NAMED = {
         or isinstance(v, (np.random.RandomState, np.random.Generator)),
         "None, an int in [0, 2**32) or a numpy random generator", 0, [-1, "text", 1.5]),
     "callable": (callable, "a callable", print, ["text"]),
+    "seed": (lambda v: _is_integer(v) and 0 <= v < 2**63 or isinstance(v, np.random.Generator),
+             "an int in [0, 2**63) or a numpy Generator", 0, [None, -1, 1.5, "text"]),
 }
 
 

@@ -10,6 +10,7 @@ for one observation ``x`` and every class ``j``.
 from __future__ import annotations
 
 import math
+from numbers import Real
 
 import numpy as np
 from scipy.special import logsumexp
@@ -18,9 +19,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (
+    Interval,
+    Options,
     as_float_array,
+    check_estimator_params,
     check_nonnegative,
     check_probability_vector,
+    validate_params,
 )
 
 __all__ = [
@@ -73,6 +78,7 @@ class JointTable:
     See the chapter "Bayesian decision theory", section "Joint tables".
     """
 
+    @validate_params({"counts": ["array-like"]})
     def __init__(self, counts):
         counts = check_nonnegative(counts, "counts", ndim=2)
         total = counts.sum()
@@ -109,6 +115,7 @@ def _as_likelihood(likelihood, n_classes=None):
     return lik
 
 
+@validate_params({"likelihood": ["array-like"], "prior": ["array-like"]})
 def posterior(likelihood, prior):
     r"""Bayes' rule for one observation (or one per row).
 
@@ -142,6 +149,7 @@ def posterior(likelihood, prior):
     return joint / evidence
 
 
+@validate_params({"likelihood": ["array-like"], "prior": ["array-like"]})
 def map_decision(likelihood, prior):
     r"""Maximum a posteriori class: :math:`\arg\max_j P(x \mid h_j) P(h_j)`.
 
@@ -152,6 +160,7 @@ def map_decision(likelihood, prior):
     return _argmax(post)
 
 
+@validate_params({"likelihood": ["array-like"]})
 def ml_decision(likelihood):
     r"""Maximum likelihood class: :math:`\arg\max_j P(x \mid h_j)` (MAP with a uniform prior)."""
     lik = _as_likelihood(likelihood)
@@ -173,6 +182,7 @@ def _check_loss(loss, n_classes):
     return loss
 
 
+@validate_params({"posterior_probs": ["array-like"], "loss": ["array-like"]})
 def expected_risk(posterior_probs, loss):
     r"""Expected loss of each decision: :math:`R(h_i \mid x) = \sum_j \ell(h_i, h_j) P(h_j \mid x)`.
 
@@ -191,6 +201,7 @@ def expected_risk(posterior_probs, loss):
     return post @ loss.T
 
 
+@validate_params({"posterior_probs": ["array-like"], "loss": ["array-like"]})
 def bayes_risk_decision(posterior_probs, loss):
     r"""The proper Bayes decision: :math:`\arg\min_i R(h_i \mid x)`.
 
@@ -201,6 +212,7 @@ def bayes_risk_decision(posterior_probs, loss):
     return int(idx) if np.ndim(idx) == 0 else idx
 
 
+@validate_params({"prior": ["array-like"], "likelihoods": ["array-like"]})
 def incremental_posterior(prior, likelihoods):
     r"""Sequential Bayes: the posterior after each of a sequence of observations.
 
@@ -234,6 +246,7 @@ def incremental_posterior(prior, likelihoods):
     return out
 
 
+@validate_params({"tosses": ["array-like"], "head": [Options(0, 1)]})
 def bernoulli_mle(tosses, head=0):
     r"""Maximum likelihood estimate of the probability of ``head`` from 0/1 tosses.
 
@@ -244,11 +257,10 @@ def bernoulli_mle(tosses, head=0):
     x = as_float_array(tosses, "tosses", ndim=1)
     if not np.all((x == 0) | (x == 1)):
         raise ValueError("tosses must contain only 0 and 1")
-    if head not in (0, 1):
-        raise ValueError(f"head must be 0 or 1, got {head!r}")
     return float(np.mean(x == head))
 
 
+@validate_params({"X": ["array-like"], "covariance_type": [Options("full", "diagonal", "spherical")]})
 def gaussian_mle(X, covariance_type="full"):
     r"""Maximum likelihood fit of a Gaussian :math:`N(\mu, \Sigma)` to the rows of ``X``.
 
@@ -270,10 +282,6 @@ def gaussian_mle(X, covariance_type="full"):
         For "spherical" this is :math:`\hat\sigma^2 I`.
     """
     X = as_float_array(X, "X", ndim=2)
-    if covariance_type not in ("full", "diagonal", "spherical"):
-        raise ValueError(
-            f"covariance_type must be 'full', 'diagonal' or 'spherical', got {covariance_type!r}"
-        )
     mean = X.mean(axis=0)
     Z = X - mean
     if covariance_type == "full":
@@ -285,6 +293,7 @@ def gaussian_mle(X, covariance_type="full"):
     return mean, cov
 
 
+@validate_params({"X": ["array-like"], "mean": ["array-like"], "covariance": ["array-like"]})
 def gaussian_log_likelihood(X, mean, covariance):
     r"""Total log-likelihood of the rows of ``X`` under :math:`N(\mu, \Sigma)`.
 
@@ -314,6 +323,7 @@ def _cholesky(cov, name):
         raise ValueError(f"{name} is not positive definite") from None
 
 
+@validate_params({"shape": ["array-like"], "structure": [Options("full", "independent", "conditionally_independent")]})
 def free_parameters(shape, structure="full"):
     r"""Number of free parameters of a joint distribution over discrete variables.
 
@@ -341,13 +351,8 @@ def free_parameters(shape, structure="full"):
         return math.prod(sizes) - 1
     if structure == "independent":
         return sum(sizes) - len(sizes)
-    if structure == "conditionally_independent":
-        *others, s = sizes
-        return s * (sum(others) - len(others)) + s - 1
-    raise ValueError(
-        "structure must be 'full', 'independent' or 'conditionally_independent', "
-        f"got {structure!r}"
-    )
+    *others, s = sizes  # "conditionally_independent"
+    return s * (sum(others) - len(others)) + s - 1
 
 
 class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
@@ -396,12 +401,19 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
     See the chapter "Bayesian decision theory", section "Two Gaussian classes".
     """
 
+    _parameter_constraints = {
+        "shared_covariance": ["boolean"],
+        "priors": ["array-like", None],
+        "reg": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, shared_covariance=True, priors=None, reg=0.0):
         self.shared_covariance = shared_covariance
         self.priors = priors
         self.reg = reg
 
     def fit(self, X, y):
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -410,8 +422,6 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"GaussianBayesClassifier needs at least two classes, got {n_classes} class"
             )
-        if not (isinstance(self.reg, (int, float, np.floating)) and self.reg >= 0):
-            raise ValueError(f"reg must be a non-negative number, got {self.reg!r}")
         if self.priors is None:
             self.priors_ = np.bincount(y_idx, minlength=n_classes) / y_idx.size
         else:

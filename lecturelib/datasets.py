@@ -8,7 +8,33 @@ seed.  Each loader returns plain numpy arrays (or a small dataclass of them).
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+
+from ._validation import Elementwise, InstanceOf, Interval, Options, validate_params
+
+__all__ = [
+    "bmi_counts", "cancer_test_kit", "fair_or_biased_coin", "die_rolls",
+    "coin_population_triplets", "coin_tosses", "three_gaussians", "topic_corpus",
+    "svm_blobs_with_outlier", "conic_classes", "planets", "student_grades",
+    "pca_exercise_points", "concentric_rings", "elongated_classes", "block_affinity",
+    "two_groups_and_a_stray_point", "four_concept_table", "rectangle_game_target",
+    "cross_points", "digit_halves", "rendered_characters", "balance_scale",
+]
+
+_COUNT = Interval(Integral, 1, None)
+_PROBABILITIES = Elementwise(Interval(Real, 0, 1))
+
+
+def _coin_mixture(weights, p):
+    """The mixing weights and head probabilities of a mixture of coins, checked."""
+    weights, p = np.asarray(weights, dtype=float), np.asarray(p, dtype=float)
+    if weights.ndim != 1 or weights.shape != p.shape:
+        raise ValueError(f"weights and p need one entry per coin, got shapes {weights.shape} and {p.shape}")
+    if not np.isclose(weights.sum(), 1.0, rtol=0, atol=1e-12):
+        raise ValueError(f"weights must sum to 1, got {weights.sum():.6g}")
+    return weights, p
 
 # Each chapter keeps its loaders in its own section below; add new loaders inside
 # your chapter's section only, so that parallel work on chapters never collides.
@@ -57,6 +83,7 @@ def die_rolls():
     return np.arange(1, 7), np.array([2, 2, 1, 4, 7, 4])
 
 
+@validate_params({"weights": [_PROBABILITIES], "p": [_PROBABILITIES]})
 def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
     """1000 triplets of tosses whose frequencies equal the two-coin model exactly.
 
@@ -65,6 +92,7 @@ def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
     probability is a multiple of 1/1000 (0.209, 0.101, 0.089, 0.221 for 0..3 heads),
     so the sample *is* the population.  Returns an int array of shape (1000, 3).
     """
+    weights, p = _coin_mixture(weights, p)
     cells = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)])
     heads = cells.sum(axis=1)
     prob = sum(w * q**heads * (1 - q) ** (3 - heads) for w, q in zip(weights, p))
@@ -74,18 +102,21 @@ def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
     return np.repeat(cells, reps, axis=0)
 
 
+@validate_params({"n_runs": [_COUNT], "n_tosses": [_COUNT], "weights": [_PROBABILITIES], "p": [_PROBABILITIES], "random_state": ["seed"]})
 def coin_tosses(n_runs=2000, n_tosses=3, weights=(0.4, 0.6), p=(0.8, 0.3), random_state=0):
     """Runs of tosses from a mixture of coins (1 = head).
 
     Returns ``(X, coin)``: the 0/1 matrix of shape (n_runs, n_tosses) and the index of
     the coin used for each run.
     """
+    weights, p = _coin_mixture(weights, p)
     rng = np.random.default_rng(random_state)
-    coin = rng.choice(len(weights), size=n_runs, p=np.asarray(weights))
-    X = (rng.random((n_runs, n_tosses)) < np.asarray(p)[coin][:, None]).astype(int)
+    coin = rng.choice(len(weights), size=n_runs, p=weights)
+    X = (rng.random((n_runs, n_tosses)) < p[coin][:, None]).astype(int)
     return X, coin
 
 
+@validate_params({"n_samples": [_COUNT], "random_state": ["seed"]})
 def three_gaussians(n_samples=1500, random_state=0):
     """A spherical Gaussian mixture in the plane: centres (0,0), (4,0), (0,4),
     standard deviations 0.5, 1.0, 0.7 and weights 0.3, 0.3, 0.4.
@@ -109,6 +140,7 @@ _TOPIC_WORDS = {
 _SHARED_WORDS = ["new", "time", "day", "great", "year", "people"]
 
 
+@validate_params({"n_documents": [_COUNT], "n_tokens": [_COUNT], "random_state": ["seed"]})
 def topic_corpus(n_documents=60, n_tokens=6000, random_state=0):
     """A bag-of-words corpus drawn from a known aspect (PLSA) model with three topics.
 
@@ -147,6 +179,7 @@ def topic_corpus(n_documents=60, n_tokens=6000, random_state=0):
 # --- Chapter 4: SVM and kernels ---------------------------------------------------------
 
 
+@validate_params({"n_per_class": [_COUNT], "seed": ["seed"]})
 def svm_blobs_with_outlier(n_per_class=20, seed=0):
     """Two 2-D Gaussian classes and one planted outlier (chapter 4, the soft margin).
 
@@ -163,6 +196,7 @@ def svm_blobs_with_outlier(n_per_class=20, seed=0):
     return X, y
 
 
+@validate_params({"n": [_COUNT], "seed": ["seed"]})
 def conic_classes(n=150, seed=0):
     """Points in the plane labelled by an ellipse (chapter 4, the degree-2 kernel).
 
@@ -212,6 +246,7 @@ def pca_exercise_points():
     return np.array([[1, 2], [3, 3], [3, 5], [5, 4], [5, 6], [6, 5], [8, 7], [9, 8]], dtype=float)
 
 
+@validate_params({"n_per_ring": [_COUNT], "radii": [Elementwise(Interval(Real, 0, None))], "noise": [Interval(Real, 0, None)], "random_state": ["seed"]})
 def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_state=0):
     """Points on concentric circles with radial Gaussian noise (the kernel-PCA illustration).
 
@@ -232,6 +267,7 @@ def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_st
     return np.vstack(Xs), np.concatenate(ys)
 
 
+@validate_params({"n_per_class": [_COUNT], "random_state": ["seed"]})
 def elongated_classes(n_per_class=200, random_state=0):
     """Two long, thin parallel classes (the situation of the notes' Fig. 5.1).
 
@@ -251,20 +287,20 @@ def elongated_classes(n_per_class=200, random_state=0):
 # --- Chapter 6: clustering --------------------------------------------------------------
 
 
+@validate_params({"sizes": [Elementwise(_COUNT)]})
 def block_affinity(sizes=(4, 5)):
     """The ideal affinity of the notes' spectral-embedding example (section 6.3.2).
 
     Block diagonal, with an all-ones block per cluster (4 + 5 points by default) and
     zeros across.  Returns ``(K, labels)``.
     """
-    sizes = [int(s) for s in sizes]
-    if not sizes or min(sizes) < 1:
-        raise ValueError(f"sizes must be positive block sizes, got {sizes}")
+    sizes = [int(s) for s in np.ravel(sizes)]
     labels = np.repeat(np.arange(len(sizes)), sizes)
     K = (labels[:, None] == labels[None, :]).astype(float)
     return K, labels
 
 
+@validate_params({"n_per_group": [_COUNT], "seed": ["seed"]})
 def two_groups_and_a_stray_point(n_per_group=10, seed=0):
     """Two tight groups 3 apart plus one point 3.5 to the left of the first group.
 
@@ -310,6 +346,7 @@ def cross_points():
 # --- Chapters 10 and 11: subspace bounds, hyperbolic PCA ---------------------------------
 
 
+@validate_params({"kind": [Options("left-right", "top-bottom")]})
 def digit_halves(kind="left-right"):
     """Two views of scikit-learn's 8x8 digits: the two halves of each image.
 
@@ -332,10 +369,8 @@ def digit_halves(kind="left-right"):
     img = d.images
     if kind == "left-right":
         a, b = img[:, :, :4], img[:, :, 4:]
-    elif kind == "top-bottom":
+    else:  # "top-bottom"
         a, b = img[:, :4, :], img[:, 4:, :]
-    else:
-        raise ValueError(f"kind must be 'left-right' or 'top-bottom', got {kind!r}")
     n = img.shape[0]
     return a.reshape(n, -1).astype(float), b.reshape(n, -1).astype(float), d.target.copy()
 
@@ -360,6 +395,7 @@ def _glyph(char, size=48):
     return _GLYPH_CACHE[key]
 
 
+@validate_params({"chars": [InstanceOf(str, "a string of characters", example="ab"), "array-like"], "n_per_class": [_COUNT], "rotate": ["boolean"], "scale": ["boolean"], "out_size": [Options(1, 2, 3, 4, 6, 8, 12, 16, 24, 48)], "random_state": ["seed"]})
 def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_size=16,
                         random_state=0):
     """Printed characters with random rotations and/or scalings (Chapter 11).
@@ -391,10 +427,6 @@ def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_siz
     from scipy.ndimage import affine_transform
 
     size = 48
-    if size % out_size:
-        raise ValueError(f"out_size must divide {size}, got {out_size}")
-    if int(n_per_class) < 1:
-        raise ValueError(f"n_per_class must be at least 1, got {n_per_class}")
     rng = np.random.default_rng(random_state)
     block = size // out_size
     centre = np.array([(size - 1) / 2, (size - 1) / 2])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.linalg import solve_triangular
@@ -24,7 +24,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_float_array, check_positive_int, check_probability_vector
+from ._validation import (
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    check_probability_vector,
+)
 
 __all__ = ["BernoulliMixture", "GaussianMixture", "MultinomialMixture"]
 
@@ -39,27 +45,22 @@ def logsumexp(a, axis):
     return np.squeeze(out, axis=axis)
 
 
-def _check_nonneg_real(value, name):
-    if isinstance(value, bool) or not isinstance(value, Real) or not value >= 0:
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
-    return float(value)
-
-
-def _check_real(value, name):
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number or None, got {value!r}")
-    return float(value)
+# The parameters every mixture shares (the classes add their own).
+_COMMON_CONSTRAINTS = {
+    "n_components": [Interval(Integral, 1, None)],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None)],
+    "n_init": [Interval(Integral, 1, None)],
+    "random_state": ["random_state"],
+}
 
 
 def _check_common(est, n_samples):
-    k = check_positive_int(est.n_components, "n_components")
+    k = est.n_components
     if k > n_samples:
         raise ValueError(
             f"n_components={k} is larger than the number of samples ({n_samples})"
         )
-    check_positive_int(est.max_iter, "max_iter")
-    check_positive_int(est.n_init, "n_init")
-    _check_nonneg_real(est.tol, "tol")
     return k
 
 
@@ -88,6 +89,7 @@ class _PointMixture(DensityMixin, BaseEstimator):
 
     def fit_predict(self, X, y=None):
         """Fit by EM and return the most probable component of each row."""
+        check_estimator_params(self)
         X = self._validate_X(X, reset=True)
         self._check_params(X)
         rng = check_random_state(self.random_state)
@@ -216,6 +218,12 @@ class BernoulliMixture(_PointMixture):
     """
 
     _param_names = ("weights", "p")
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "weights_init": ["array-like", None],
+        "p_init": ["array-like", None],
+        "binarize": [Interval(Real, None, None), None],
+    }
 
     def __init__(self, n_components=2, *, tol=1e-8, max_iter=500, n_init=1,
                  weights_init=None, p_init=None, binarize=None, random_state=None):
@@ -232,7 +240,7 @@ class BernoulliMixture(_PointMixture):
         X = validate_data(self, X, dtype=np.float64, reset=reset,
                           ensure_min_samples=2 if reset else 1)
         if self.binarize is not None:
-            return (X > _check_real(self.binarize, "binarize")).astype(np.float64)
+            return (X > self.binarize).astype(np.float64)
         if not np.all((X == 0) | (X == 1)):
             raise ValueError("X must contain only 0 and 1 (1 = head), one row per run of tosses")
         return X
@@ -324,6 +332,15 @@ class GaussianMixture(_PointMixture):
     """
 
     _param_names = ("weights", "means", "covariances")
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "covariance_type": [Options(*_COV_TYPES)],
+        "reg_covar": [Interval(Real, 0, None, closed="left")],
+        "init_params": [Options("kmeans", "random", "random_from_data")],
+        "weights_init": ["array-like", None],
+        "means_init": ["array-like", None],
+        "covariances_init": ["array-like", None],
+    }
 
     def __init__(self, n_components=2, *, covariance_type="full", tol=1e-3, reg_covar=1e-6,
                  max_iter=100, n_init=1, init_params="kmeans", weights_init=None,
@@ -343,16 +360,6 @@ class GaussianMixture(_PointMixture):
     def _check_params(self, X):
         k = _check_common(self, X.shape[0])
         d = X.shape[1]
-        if self.covariance_type not in _COV_TYPES:
-            raise ValueError(
-                f"covariance_type must be one of {_COV_TYPES}, got {self.covariance_type!r}"
-            )
-        if self.init_params not in ("kmeans", "random", "random_from_data"):
-            raise ValueError(
-                "init_params must be 'kmeans', 'random' or 'random_from_data', "
-                f"got {self.init_params!r}"
-            )
-        _check_nonneg_real(self.reg_covar, "reg_covar")
         self._checked_weights = self._check_weights_init(k)
         self._checked_means = None
         if self.means_init is not None:
@@ -499,6 +506,8 @@ class MultinomialMixture(BaseEstimator):
     See the chapter "The EM algorithm and mixtures", section "Bags of words".
     """
 
+    _parameter_constraints = dict(_COMMON_CONSTRAINTS)
+
     def __init__(self, n_components=2, *, tol=1e-7, max_iter=500, n_init=1, random_state=None):
         self.n_components = n_components
         self.tol = tol
@@ -513,6 +522,7 @@ class MultinomialMixture(BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit the aspect model by EM.  ``y`` is ignored."""
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         if np.any(X < 0):
             raise ValueError("Negative values in data passed to MultinomialMixture: X must hold non-negative counts")

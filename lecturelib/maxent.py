@@ -11,6 +11,7 @@ Logarithms are natural (nats) unless ``base`` is given.
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 import warnings
 
 import numpy as np
@@ -20,10 +21,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (
+    Interval,
     as_float_array,
+    check_estimator_params,
     check_nonnegative,
-    check_positive_int,
     check_probability_vector,
+    validate_params,
 )
 
 __all__ = [
@@ -48,6 +51,7 @@ def _log_base(base):
     return math.log(b)
 
 
+@validate_params({"p": ["array-like"], "base": [Interval(Real, 0, None, closed="neither"), None]})
 def entropy(p, base=None):
     r"""Shannon entropy of a probability vector.
 
@@ -73,6 +77,7 @@ def entropy(p, base=None):
     return float(-np.sum(p[nz] * np.log(p[nz])) / _log_base(base))
 
 
+@validate_params({"x": ["array-like"], "y": ["array-like"]})
 def relative_entropy(x, y):
     r"""Relative entropy of two non-negative vectors (the generalised KL divergence).
 
@@ -105,6 +110,7 @@ def relative_entropy(x, y):
     return float(np.sum(x[nz] * np.log(x[nz] / y[nz])) - x.sum() + y.sum())
 
 
+@validate_params({"p": ["array-like"], "q": ["array-like"], "base": [Interval(Real, 0, None, closed="neither"), None]})
 def kl_divergence(p, q, base=None):
     r"""Kullback-Leibler divergence of two probability vectors.
 
@@ -133,6 +139,7 @@ def kl_divergence(p, q, base=None):
     return float(np.sum(p[nz] * np.log(p[nz] / q[nz])) / _log_base(base))
 
 
+@validate_params({"counts": ["array-like"]})
 def empirical_distribution(counts):
     r"""The empirical distribution of occurrence counts: the ML estimate on a simplex.
 
@@ -153,6 +160,7 @@ def empirical_distribution(counts):
     return f / total
 
 
+@validate_params({"f": ["array-like"]})
 def project_relative_entropy(f):
     r"""Projection of a non-negative vector onto the simplex under relative entropy.
 
@@ -165,6 +173,7 @@ def project_relative_entropy(f):
     return empirical_distribution(f)
 
 
+@validate_params({"f": ["array-like"]})
 def project_least_squares(f):
     r"""Euclidean projection of a vector onto the hyperplane :math:`\sum_i p_i = 1`.
 
@@ -195,6 +204,7 @@ def _check_features(features, prior=None):
     return F, log_p0
 
 
+@validate_params({"features": ["array-like"], "multipliers": ["array-like"], "prior": ["array-like", None]})
 def gibbs_distribution(features, multipliers, prior=None):
     r"""The Gibbs distribution with the given Lagrange multipliers.
 
@@ -218,6 +228,7 @@ def gibbs_distribution(features, multipliers, prior=None):
     return np.exp(logits - logsumexp(logits))
 
 
+@validate_params({"features": ["array-like"], "targets": ["array-like"], "prior": ["array-like", None], "return_multipliers": ["boolean"], "tol": [Interval(Real, 0, None, closed="left")], "max_iter": [Interval(Integral, 1, None)]})
 def maxent_distribution(features, targets, prior=None, *, return_multipliers=False,
                         tol=1e-10, max_iter=100):
     r"""The distribution of maximum entropy (minimum relative entropy to a prior)
@@ -269,7 +280,6 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
         raise ValueError(
             f"targets must have one entry per constraint ({F.shape[1]}), got {b.size}"
         )
-    max_iter = check_positive_int(max_iter, "max_iter")
     support = np.isfinite(log_p0)
     Fs, lp = F[support], log_p0[support]
     # Work with centred features: the dual is unchanged and better conditioned.
@@ -305,8 +315,9 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
         gap = float(np.max(np.abs(G.T @ p * scale)))
         raise ValueError(
             "targets are not attainable by a distribution of full support: the "
-            f"constraints still miss by {gap:.3g} after {max_iter} Newton steps (the "
-            "targets lie outside or on the boundary of the convex hull of the features)"
+            f"constraints still miss by {gap:.3g} after {max_iter} Newton steps: the "
+            "targets lie outside or on the boundary of the convex hull of the features "
+            "(or, if they lie inside, max_iter is too small)"
         )
     out = np.zeros(F.shape[0])
     out[support] = np.exp(logits - value)
@@ -369,6 +380,13 @@ class GibbsModel(BaseEstimator):
     "Iterative scaling".
     """
 
+    _parameter_constraints = {
+        "support": ["array-like", None],
+        "prior": ["array-like", None],
+        "max_iter": [Interval(Integral, 1, None)],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, support=None, prior=None, max_iter=5000, tol=1e-9):
         self.support = support
         self.prior = prior
@@ -377,10 +395,8 @@ class GibbsModel(BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit by generalized iterative scaling.  ``y`` is ignored."""
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
-        check_positive_int(self.max_iter, "max_iter")
-        if not (isinstance(self.tol, (int, float)) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
         if X.shape[0] < 2:
             raise ValueError(f"GibbsModel needs at least 2 samples, got {X.shape[0]} sample")
         if self.support is None:

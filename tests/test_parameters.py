@@ -32,12 +32,13 @@ FUNCTION_MODULES = ["bayes", "maxent", "em", "kernels", "svm", "spectral", "clus
 
 
 def public_functions():
-    """Public functions, and the public classes that are not estimators (their constructors)."""
+    """Public functions (``__all__``), and public classes that are not estimators (their constructors)."""
     found = {}
     for module_name in FUNCTION_MODULES:
         module = importlib.import_module(f"lecturelib.{module_name}")
-        for name, obj in inspect.getmembers(module, lambda o: inspect.isfunction(o) or inspect.isclass(o)):
-            if name.startswith("_") or obj.__module__ != module.__name__:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue
             if inspect.isclass(obj) and (issubclass(obj, BaseEstimator) or is_dataclass(obj)
                                          or issubclass(obj, Exception)):
@@ -88,12 +89,19 @@ def test_every_function_parameter_is_declared(key):
     assert set(table) == set(params)
 
 
+def value_id(value):
+    text = repr(value)
+    return f"<{type(value).__name__}>" if " at 0x" in text else text
+
+
 def invalid_cases(owner, table):
-    cases = []
+    """One case per (parameter, invalid value); ids are stable across processes (xdist)."""
+    cases = {}
     for name, constraints in sorted(table.items()):
         for value in _validation.invalid_examples(constraints):
-            cases.append(pytest.param(owner, name, value, id=f"{owner}-{name}={value!r}"[:90]))
-    return cases
+            case_id = f"{owner}-{name}={value_id(value)}"[:90]
+            cases.setdefault(case_id, pytest.param(owner, name, value, id=case_id))
+    return list(cases.values())
 
 
 ESTIMATOR_CASES = [case for key, cls in sorted(ESTIMATORS.items())
