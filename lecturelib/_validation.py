@@ -163,7 +163,8 @@ class Interval:
     """Numbers of a type (``Integral`` or ``Real``) between ``left`` and ``right``.
 
     ``None`` for an end means unbounded.  ``closed`` is one of "both", "left", "right",
-    "neither".  A ``Real`` interval takes integers too; NaN is never inside.
+    "neither".  A ``Real`` interval takes integers too; NaN and the infinities are never
+    inside (no parameter of the course takes an infinite value).
     """
 
     def __init__(self, kind, left, right, *, closed="both"):
@@ -175,7 +176,7 @@ class Interval:
 
     def is_satisfied_by(self, value):
         ok_type = _is_integer(value) if self.kind is Integral else _is_real(value)
-        if not ok_type or np.isnan(value):
+        if not ok_type or not np.isfinite(value):
             return False
         if self.left is not None:
             if value < self.left or (value == self.left and self.closed in ("right", "neither")):
@@ -213,7 +214,7 @@ class Interval:
         if self.kind is Integral:
             out.append(self.valid_example() + 0.5)
         else:
-            out.append(float("nan"))
+            out += [float("nan"), float("inf")]
         return out
 
 
@@ -231,7 +232,7 @@ class Options:
             elif _is_integer(option):
                 if _is_integer(value) and value == option:
                     return True
-            elif value == option:
+            elif not isinstance(value, (bool, np.bool_, str)) and value == option:
                 return True
         return False
 

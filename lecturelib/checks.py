@@ -28,11 +28,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._validation import InstanceOf, validate_params
+
 __all__ = ["CheckResult", "PublicChecks", "public_checks"]
 
 METADATA_KEY = "lecturelib"
 MAX_NOTEBOOK_BYTES = 64 * 2**20
 MAX_PROBLEM_CHARS = 160
+_NAME = InstanceOf(str, "the exercise set's name, e.g. '01-bayes'", example="01-bayes")
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,9 @@ class PublicChecks:
         Where to look for the notebook; default the working directory at the first call.
     """
 
+    @validate_params({"assignment": [_NAME], "checks": [InstanceOf(dict, "a dict {question: [checks]}", example={}), None], "folder": [InstanceOf((str, os.PathLike), "a folder path", example="."), None]})
     def __init__(self, assignment: str, checks: dict | None = None, folder=None):
-        if not isinstance(assignment, str) or not assignment:
+        if not assignment:
             raise ValueError(f"assignment must be the exercise set's name, e.g. '01-bayes', got {assignment!r}")
         self.assignment = assignment
         self._checks = None if checks is None else _validated(checks)
@@ -170,6 +174,7 @@ class PublicChecks:
         return f"PublicChecks({self.assignment!r})"
 
 
+@validate_params({"assignment": [_NAME]})
 def public_checks(assignment: str) -> PublicChecks:
     """The ``check`` function of an exercise notebook; see :class:`PublicChecks`."""
     return PublicChecks(assignment)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from numbers import Integral, Real
 
 import numpy as np
 
-from ._validation import as_float_array, check_positive_int, check_square
+from ._validation import Interval, Options, as_float_array, check_square, validate_params
 
 __all__ = [
     "linear_kernel",
@@ -46,24 +47,17 @@ def _pair(X, Y):
     return X, Y
 
 
-def _check_nonnegative_number(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite non-negative number, got {value}")
-    return float(value)
+_DEGREE = Interval(Integral, 1, None)
+_OFFSET = Interval(Real, 0, None)
+_GAMMA = Interval(Real, 0, None, closed="neither")
 
 
-def _check_gamma(gamma, n_features):
-    if gamma is None:
-        return 1.0 / n_features
-    if isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)):
-        raise TypeError(f"gamma must be a positive number or None, got {type(gamma).__name__}")
-    if not np.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"gamma must be a finite positive number, got {gamma}")
-    return float(gamma)
+def _gamma_value(gamma, n_features):
+    """``gamma``, or ``1 / n_features`` for ``None``."""
+    return 1.0 / n_features if gamma is None else float(gamma)
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None]})
 def linear_kernel(X, Y=None):
     r"""The linear kernel :math:`k(x, y) = x^\top y`.
 
@@ -82,6 +76,7 @@ def linear_kernel(X, Y=None):
     return X @ Y.T
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None], "degree": [_DEGREE], "coef0": [_OFFSET], "gamma": [_GAMMA, None]})
 def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     r"""The polynomial kernel :math:`k(x, y) = (\gamma\, x^\top y + \theta)^d`.
 
@@ -107,10 +102,8 @@ def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
     """
     X, Y = _pair(X, Y)
-    degree = check_positive_int(degree, "degree")
-    coef0 = _check_nonnegative_number(coef0, "coef0")
-    gamma = _check_gamma(gamma, X.shape[1])
-    return (gamma * (X @ Y.T) + coef0) ** degree
+    gamma = _gamma_value(gamma, X.shape[1])
+    return (gamma * (X @ Y.T) + float(coef0)) ** int(degree)
 
 
 def _squared_distances(X, Y):
@@ -122,6 +115,7 @@ def _squared_distances(X, Y):
     return np.maximum(D, 0.0, out=D)  # rounding can make a zero distance slightly negative
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None], "gamma": [_GAMMA, None]})
 def rbf_kernel(X, Y=None, gamma=None):
     r"""The Gaussian (RBF) kernel :math:`k(x, y) = \exp(-\gamma\,\|x - y\|^2)`.
 
@@ -142,12 +136,13 @@ def rbf_kernel(X, Y=None, gamma=None):
     See the chapter "Support vector machines and kernels", section "The RBF kernel".
     """
     X, Y = _pair(X, Y)
-    gamma = _check_gamma(gamma, X.shape[1])
+    gamma = _gamma_value(gamma, X.shape[1])
     D = _squared_distances(X, Y)
     D *= -gamma
     return np.exp(D, out=D)
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None], "gamma": [Interval(Real, None, None)], "coef0": [Interval(Real, None, None)]})
 def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
     r"""The "sigmoid kernel" :math:`\tanh(\gamma\,x^\top y + c)`: **not** a Mercer kernel.
 
@@ -172,6 +167,7 @@ def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
     return np.tanh(float(gamma) * (X @ Y.T) + float(coef0))
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None]})
 def negative_distance_kernel(X, Y=None):
     r"""The function :math:`k(x, y) = -\|x - y\|`: **not** a Mercer kernel.
 
@@ -204,6 +200,7 @@ _KERNELS = {
 }
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None], "kernel": [Options(*_KERNELS), "callable"]})
 def gram_matrix(X, Y=None, kernel="rbf", **params):
     r"""The matrix of kernel values :math:`K_{ij} = k(x_i, y_j)`.
 
@@ -230,11 +227,10 @@ def gram_matrix(X, Y=None, kernel="rbf", **params):
         if not np.all(np.isfinite(K)):
             raise ValueError("kernel returned NaN or infinity")
         return K
-    if kernel not in _KERNELS:
-        raise ValueError(f"kernel must be one of {sorted(_KERNELS)} or a callable, got {kernel!r}")
     return _KERNELS[kernel](X, Y, **params)
 
 
+@validate_params({"X": ["array-like"], "kernel": [Options(*_KERNELS), "callable"]})
 def kernel_diagonal(X, kernel="rbf", **params):
     r"""The diagonal :math:`k(x_i, x_i)` of the Gram matrix, without forming the matrix.
 
@@ -255,16 +251,17 @@ def kernel_diagonal(X, kernel="rbf", **params):
     if kernel == "linear":
         return sq
     if kernel in ("poly", "polynomial"):
-        degree = check_positive_int(params.get("degree", 2), "degree")
-        coef0 = _check_nonnegative_number(params.get("coef0", 0.0), "coef0")
-        gamma = _check_gamma(params.get("gamma", 1.0), X.shape[1])
+        polynomial_kernel(X[:1], **params)  # checks the parameters as the kernel does
+        degree, coef0 = params.get("degree", 2), params.get("coef0", 0.0)
+        gamma = _gamma_value(params.get("gamma", 1.0), X.shape[1])
         return (gamma * sq + coef0) ** degree
     if kernel == "rbf":
-        _check_gamma(params.get("gamma"), X.shape[1])
+        rbf_kernel(X[:1], **params)  # checks gamma as the kernel does
         return np.ones(X.shape[0])
     return np.array([gram_matrix(x[None, :], None, kernel, **params)[0, 0] for x in X])
 
 
+@validate_params({"n_features": [Interval(Integral, 1, None)], "degree": [_DEGREE], "homogeneous": ["boolean"]})
 def polynomial_exponents(n_features, degree, homogeneous=True):
     r"""The exponent vectors of the monomials in the polynomial feature space.
 
@@ -290,8 +287,7 @@ def polynomial_exponents(n_features, degree, homogeneous=True):
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
     """
-    k = check_positive_int(n_features, "n_features")
-    d = check_positive_int(degree, "degree")
+    k, d = int(n_features), int(degree)
     degrees = [d] if homogeneous else range(d, -1, -1)
     rows = []
     for total in degrees:
@@ -305,6 +301,7 @@ def polynomial_exponents(n_features, degree, homogeneous=True):
     return np.array(rows, dtype=int).reshape(-1, k)
 
 
+@validate_params({"n_features": [Interval(Integral, 1, None)], "degree": [_DEGREE], "homogeneous": ["boolean"]})
 def feature_space_dimension(n_features, degree, homogeneous=True):
     r"""Dimension of the polynomial feature space.
 
@@ -327,8 +324,7 @@ def feature_space_dimension(n_features, degree, homogeneous=True):
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
     """
-    k = check_positive_int(n_features, "n_features")
-    d = check_positive_int(degree, "degree")
+    k, d = int(n_features), int(degree)
     return math.comb(k + d - 1, d) if homogeneous else math.comb(k + d, d)
 
 
@@ -339,6 +335,7 @@ def _multinomial(total, exps):
     return out
 
 
+@validate_params({"X": ["array-like"], "degree": [_DEGREE], "theta": [_OFFSET]})
 def polynomial_feature_map(X, degree, theta=0.0):
     r"""The explicit feature vector of the polynomial kernel :math:`(x^\top y + \theta)^d`.
 
@@ -374,8 +371,7 @@ def polynomial_feature_map(X, degree, theta=0.0):
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
     """
     X = as_float_array(X, "X", ndim=2)
-    d = check_positive_int(degree, "degree")
-    theta = _check_nonnegative_number(theta, "theta")
+    d, theta = int(degree), float(theta)
     homogeneous = theta == 0.0
     exps = polynomial_exponents(X.shape[1], d, homogeneous=homogeneous)
     cols = []
@@ -386,6 +382,7 @@ def polynomial_feature_map(X, degree, theta=0.0):
     return np.stack(cols, axis=1)
 
 
+@validate_params({"X": ["array-like"], "max_degree": [Interval(Integral, 0, None)], "gamma": [_GAMMA, None]})
 def rbf_feature_map(X, max_degree, gamma=0.5):
     r"""The RBF feature map truncated after the degree ``max_degree`` terms.
 
@@ -414,9 +411,7 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
     See the chapter "Support vector machines and kernels", section "The RBF kernel".
     """
     X = as_float_array(X, "X", ndim=2)
-    if isinstance(max_degree, bool) or not isinstance(max_degree, (int, np.integer)) or max_degree < 0:
-        raise ValueError(f"max_degree must be a non-negative integer, got {max_degree!r}")
-    gamma = _check_gamma(gamma, X.shape[1])
+    gamma = _gamma_value(gamma, X.shape[1])
     scale = np.exp(-gamma * np.sum(X * X, axis=1))[:, None]
     blocks = [np.ones((X.shape[0], 1))]
     for j in range(1, int(max_degree) + 1):
@@ -424,6 +419,7 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
     return scale * np.concatenate(blocks, axis=1)
 
 
+@validate_params({"K": ["array-like"]})
 def min_eigenvalue(K):
     """The smallest eigenvalue of a symmetric matrix (``ValueError`` if not symmetric).
 
@@ -444,6 +440,7 @@ def min_eigenvalue(K):
     return float(np.linalg.eigvalsh(K)[0])
 
 
+@validate_params({"K": ["array-like"], "tol": [Interval(Real, 0, None)]})
 def is_psd(K, tol=1e-10):
     r"""Mercer's condition on a finite sample: is the Gram matrix PSD?
 
@@ -464,7 +461,6 @@ def is_psd(K, tol=1e-10):
     See the chapter "Support vector machines and kernels", section "Mercer's condition".
     """
     K = check_square(K, "K")
-    tol = _check_nonnegative_number(tol, "tol")
     scale = max(1.0, float(np.abs(K).max()))
     if not np.allclose(K, K.T, rtol=0, atol=1e-10 * scale):
         return False

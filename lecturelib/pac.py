@@ -12,13 +12,21 @@ smallest) satisfies the guarantee.
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ._validation import as_float_array, check_in_open_interval, check_positive_int
+from ._validation import (
+    Elementwise,
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    validate_params,
+)
 
 __all__ = [
     "RectangleLearner",
@@ -61,12 +69,15 @@ class RectangleLearner(ClassifierMixin, BaseEstimator):
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
     """
 
+    _parameter_constraints: dict = {}
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
     def fit(self, X, y):
+        check_estimator_params(self)
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -106,6 +117,7 @@ class RectangleLearner(ClassifierMixin, BaseEstimator):
         return np.where(inside, self.classes_[1], self.classes_[0])
 
 
+@validate_params({"lower": ["array-like"], "upper": ["array-like"], "target_lower": ["array-like"], "target_upper": ["array-like"]})
 def box_error_uniform(lower, upper, target_lower, target_upper):
     r"""Error of the box ``[lower, upper]`` against the target box under the uniform law.
 
@@ -140,11 +152,20 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
 
 # ----------------------------------------------------------------------------- bounds
 
+_UNIT = Interval(Real, 0, 1, closed="neither")
+_POSITIVE = Interval(Integral, 1, None)
+_POSITIVE_REAL = Interval(Real, 0, None, closed="neither")
+_REAL = Interval(Real, None, None)
+# A sample size, or an array of them (to draw a bound against m).
+_SAMPLE_SIZES_FROM_0 = [Interval(Integral, 0, None), Elementwise(Interval(Integral, 0, None))]
 
-def _eps_delta(eps, delta):
-    return check_in_open_interval(eps, "eps"), check_in_open_interval(delta, "delta")
+
+def _sizes(m):
+    """``m`` (validated) as a float array of dimension 0 or 1."""
+    return as_float_array(m, "m", ndim=(0, 1))
 
 
+@validate_params({"eps": [_UNIT], "delta": [_UNIT]})
 def rectangle_sample_size(eps, delta):
     r"""Sample size of the tightest-fit rectangle: :math:`m_0 = (4/\varepsilon)\ln(4/\delta)`.
 
@@ -153,10 +174,10 @@ def rectangle_sample_size(eps, delta):
 
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
     """
-    eps, delta = _eps_delta(eps, delta)
     return 4.0 / eps * math.log(4.0 / delta)
 
 
+@validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_UNIT], "exponential": ["boolean"]})
 def rectangle_failure_bound(m, eps, exponential=False):
     r"""Bound on :math:`P(\mathrm{err}(R') > \varepsilon)` after ``m`` examples.
 
@@ -164,14 +185,12 @@ def rectangle_failure_bound(m, eps, exponential=False):
     ``exponential=True``.  Values above 1 are returned as computed (the bound is then
     vacuous).  ``m`` may be an array of non-negative integers.
     """
-    eps = check_in_open_interval(eps, "eps")
-    m = as_float_array(m, "m", ndim=(0, 1))
-    if np.any(m < 0):
-        raise ValueError("m must be non-negative")
+    m = _sizes(m)
     out = 4 * np.exp(-eps * m / 4) if exponential else 4 * (1 - eps / 4) ** m
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"eps": [_UNIT], "delta": [_UNIT], "size": [_POSITIVE], "realizable": ["boolean"], "excess": [Options("eps", "2eps")]})
 def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     r"""Sample size for a finite class of ``size`` hypotheses.
 
@@ -200,27 +219,22 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
 
     See the chapter "The formal (PAC) learning model", section "Finite classes".
     """
-    eps, delta = _eps_delta(eps, delta)
-    size = check_positive_int(size, "size")
     if realizable:
         return math.log(size / delta) / eps
     if excess == "eps":
         return 2.0 / eps**2 * math.log(2 * size / delta)
-    if excess == "2eps":
-        return 1.0 / (2 * eps**2) * math.log(2 * size / delta)
-    raise ValueError(f"excess must be 'eps' or '2eps', got {excess!r}")
+    return 1.0 / (2 * eps**2) * math.log(2 * size / delta)  # "2eps"
 
 
+@validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_UNIT], "size": [_POSITIVE]})
 def finite_class_failure_bound(m, eps, size):
     r"""Realizable union bound :math:`|C| e^{-\varepsilon m}` on the probability that some
     consistent hypothesis has error above ε (``m`` may be an array)."""
-    eps = check_in_open_interval(eps, "eps")
-    size = check_positive_int(size, "size")
-    m = as_float_array(m, "m", ndim=(0, 1))
-    out = size * np.exp(-eps * m)
+    out = size * np.exp(-eps * _sizes(m))
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "a": [_REAL], "b": [_REAL], "two_sided": ["boolean"]})
 def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
     r"""Hoeffding's bound for the mean of ``m`` i.i.d. variables with values in [a, b].
 
@@ -234,21 +248,17 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
 
     See the chapter "The formal (PAC) learning model", section "Hoeffding's inequality".
     """
-    if not (float(eps) > 0):
-        raise ValueError(f"eps must be positive, got {eps}")
     if not (float(b) > float(a)):
         raise ValueError(f"need a < b, got a={a}, b={b}")
-    m = as_float_array(m, "m", ndim=(0, 1))
-    if np.any(m < 0):
-        raise ValueError("m must be non-negative")
+    m = _sizes(m)
     out = (2.0 if two_sided else 1.0) * np.exp(-2 * float(eps) ** 2 * m / (b - a) ** 2)
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "size": [_POSITIVE]})
 def uniform_convergence_bound(m, eps, size):
     r"""Claim 11: :math:`P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
     \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}`."""
-    size = check_positive_int(size, "size")
     return size * hoeffding_bound(m, eps)
 
 
@@ -263,6 +273,7 @@ def _check_box(lower, upper):
     return lo, up
 
 
+@validate_params({"m": [_POSITIVE], "target_lower": ["array-like"], "target_upper": ["array-like"], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
 def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6),
                               n_trials=2000, random_state=None):
     r"""True errors of the tightest-fit box over ``n_trials`` independent training sets.
@@ -276,8 +287,6 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     -------
     errors : ndarray of shape (n_trials,)
     """
-    m = check_positive_int(m, "m")
-    n_trials = check_positive_int(n_trials, "n_trials")
     tl, tu = _check_box(target_lower, target_upper)
     rng = check_random_state(random_state)
     X = rng.random_sample((n_trials, m, tl.size))
@@ -291,6 +300,7 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     return box_error_uniform(lo, up, tl, tu)
 
 
+@validate_params({"m": [_POSITIVE], "size": [Interval(Integral, 2, None)], "target_index": [Interval(Integral, 0, None), None], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
 def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_state=None):
     r"""Worst error of a consistent hypothesis in a finite class of thresholds.
 
@@ -306,11 +316,6 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     -------
     errors : ndarray of shape (n_trials,)
     """
-    m = check_positive_int(m, "m")
-    size = check_positive_int(size, "size")
-    if size < 2:
-        raise ValueError("size must be at least 2")
-    n_trials = check_positive_int(n_trials, "n_trials")
     k_star = (size - 1) // 2 if target_index is None else int(target_index)
     if not 0 <= k_star < size:
         raise ValueError(f"target_index must lie in [0, {size - 1}], got {target_index}")
@@ -327,18 +332,15 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     return np.where(ok, err[None, :], 0.0).max(axis=1)
 
 
+@validate_params({"m": [_POSITIVE, Elementwise(_POSITIVE)], "eps": [_POSITIVE_REAL], "p": [_UNIT], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
 def simulate_hoeffding_deviation(m, eps, p=0.3, n_trials=20000, random_state=None):
     r"""Monte-Carlo estimate of :math:`P(|\hat p - p| \ge \varepsilon)` for the mean of
     ``m`` Bernoulli(``p``) variables (the empirical error of one fixed hypothesis whose
     true error is ``p``).  ``m`` may be an array; one estimate per entry is returned."""
-    p = check_in_open_interval(p, "p")
-    if not float(eps) > 0:
-        raise ValueError(f"eps must be positive, got {eps}")
-    n_trials = check_positive_int(n_trials, "n_trials")
     rng = check_random_state(random_state)
     ms = np.atleast_1d(np.asarray(m))
-    if ms.ndim != 1 or not np.issubdtype(ms.dtype, np.integer) or np.any(ms < 1):
-        raise ValueError("m must be a positive integer or a 1-D array of them")
+    if ms.ndim != 1:
+        raise ValueError(f"m must be a positive integer or a 1-D array of them, got shape {ms.shape}")
     out = np.array([
         np.mean(np.abs(rng.binomial(int(k), p, n_trials) / k - p) >= eps - 1e-12) for k in ms
     ])

@@ -21,21 +21,43 @@ and the pair is chosen by the second-order working-set rule of Fan, Chen and Lin
 from __future__ import annotations
 
 import math
+import warnings
 from collections import OrderedDict
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import kernels as _k
-from ._validation import as_float_array, check_symmetric_psd
+from ._validation import (
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    check_symmetric_psd,
+    validate_params,
+)
 
 __all__ = ["SVC", "dual_objective", "kkt_violation", "smo_pair_update"]
 
 _TAU = 1e-12  # libsvm's floor for a non-positive curvature along the pair direction
+_C = Interval(Real, 0, None, closed="neither")
+_MU = Interval(Real, 0, None)
+_REAL = Interval(Real, None, None)
+_SIGN = Options(-1, 1, -1.0, 1.0)
 
 
+def _default_max_iter(n):
+    """The SMO step cap for ``max_iter=-1``: far above what a well-posed problem needs
+    (a few steps per point), low enough that a huge ``C`` or a tiny ``tol`` ends in
+    seconds with a warning rather than running for hours."""
+    return max(100_000, 50 * n)
+
+
+@validate_params({"mu": ["array-like"], "y": ["array-like"], "K": ["array-like"]})
 def dual_objective(mu, y, K):
     r"""The SVM dual objective :math:`\theta(\mu) = \mathbf 1^\top\mu - \frac12\mu^\top M\mu`.
 
@@ -74,6 +96,7 @@ def _check_signs(y, n):
     return y
 
 
+@validate_params({"mu": ["array-like"], "y": ["array-like"], "K": ["array-like"], "C": [_C], "intercept": [Interval(Real, None, None)]})
 def kkt_violation(mu, y, K, C, intercept):
     r"""The largest violation of the soft-margin KKT conditions.
 
@@ -112,6 +135,7 @@ def kkt_violation(mu, y, K, C, intercept):
     return max(viol)
 
 
+@validate_params({"mu_i": [_MU], "mu_j": [_MU], "y_i": [_SIGN], "y_j": [_SIGN], "E_i": [_REAL], "E_j": [_REAL], "K_ii": [_REAL], "K_jj": [_REAL], "K_ij": [_REAL], "C": [_C]})
 def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     r"""One SMO step: optimise the dual over the pair :math:`(\mu_i, \mu_j)` exactly.
 
@@ -142,6 +166,8 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
 
     See the chapter "Support vector machines and kernels", section "Sequential minimal optimisation".
     """
+    if mu_i > C or mu_j > C:
+        raise ValueError(f"the multipliers must lie in [0, C] = [0, {C}], got mu_i={mu_i}, mu_j={mu_j}")
     if y_i == y_j:
         low, high = max(0.0, mu_i + mu_j - C), min(C, mu_i + mu_j)
     else:
@@ -218,7 +244,8 @@ class _KernelRows:
 
 
 def _smo(rows, y, C, tol, max_iter, record):
-    """Solve the dual; returns (mu, F, n_iter, history) with F_t = y_t - sum_s mu_s y_s K_ts.
+    """Solve the dual; returns (mu, F, n_iter, history, converged) with
+    F_t = y_t - sum_s mu_s y_s K_ts.
 
     F is -y * (gradient of the minimised objective 1/2 mu'Qmu - 1'mu).  The maximal
     violating pair is i = argmax F over I_up, and j minimises -(F_i - F_t)^2 / a_it over
@@ -234,13 +261,15 @@ def _smo(rows, y, C, tol, max_iter, record):
     ninf, pinf = np.full(n, -np.inf), np.full(n, np.inf)
     history = []
     it = 0
-    while it < max_iter:
+    while True:
         Fu = np.where(up, F, ninf)
         i = int(np.argmax(Fu))
         Fi = Fu[i]
         Fl = np.where(low, F, pinf)
         if Fi - Fl.min() < tol:
-            break
+            return mu, F, it, history, True
+        if it == max_iter:
+            return mu, F, it, history, False
         Ki = rows.row(i)
         b = Fi - Fl  # > 0 exactly for the candidates t in I_low with F_t < F_i
         a = diag + diag[i] - 2.0 * Ki
@@ -293,7 +322,6 @@ def _smo(rows, y, C, tol, max_iter, record):
         if record:
             # theta = sum(mu) - 1/2 mu'Q mu, and Q mu = 1 - y * F
             history.append(float(mu.sum() - 0.5 * mu @ (1.0 - y * F)))
-    return mu, F, it, history
 
 
 def _intercept(mu, y, F, C):
@@ -356,7 +384,9 @@ class SVC(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-3
         Stopping tolerance on the maximal violating pair.
     max_iter : int, default=-1
-        Limit on SMO steps; -1 for none.
+        Limit on SMO steps; -1 for the default cap ``max(100000, 50 * n_samples)``
+        (a well-posed problem needs a few steps per point).  Reaching the cap gives a
+        ``ConvergenceWarning``.
     cache_limit : int, default=5000
         Largest training set for which the full Gram matrix is precomputed.
     cache_size : float, default=200
@@ -400,6 +430,19 @@ class SVC(ClassifierMixin, BaseEstimator):
     and "Sequential minimal optimisation".
     """
 
+    _parameter_constraints = {
+        "C": [_C],
+        "kernel": [Options("linear", "poly", "rbf", "precomputed"), "callable"],
+        "degree": [Interval(Integral, 1, None)],
+        "gamma": [Options("scale", "auto"), Interval(Real, 0, None, closed="neither")],
+        "coef0": [_REAL],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None), Options(-1)],
+        "cache_limit": [Interval(Integral, 0, None)],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "record_objective": ["boolean"],
+    }
+
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  max_iter=-1, cache_limit=5000, cache_size=200, record_objective=False):
         self.C = C
@@ -421,37 +464,15 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
 
-    def _check_params(self, X):
-        C = self.C
-        if isinstance(C, bool) or not isinstance(C, (int, float, np.integer, np.floating)):
-            raise TypeError(f"C must be a real number, got {type(C).__name__}")
-        if not (np.isfinite(C) and C > 0):
-            raise ValueError(f"C must be a positive finite number, got {C}")
-        if not (isinstance(self.tol, (int, float, np.integer, np.floating)) and self.tol > 0):
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if not isinstance(self.max_iter, (int, np.integer)) or isinstance(self.max_iter, bool) \
-                or (self.max_iter < 1 and self.max_iter != -1):
-            raise ValueError(f"max_iter must be a positive integer or -1, got {self.max_iter!r}")
-        kernel = self.kernel
-        if not callable(kernel) and kernel not in ("linear", "poly", "rbf", "precomputed"):
-            raise ValueError(
-                f"kernel must be 'linear', 'poly', 'rbf', 'precomputed' or a callable, got {kernel!r}"
-            )
+    def _resolve_gamma(self, X):
+        """The numeric gamma of the "rbf" and "poly" kernels ("scale" and "auto" as in scikit-learn)."""
         gamma = self.gamma
-        if kernel in ("poly", "rbf"):
-            if isinstance(gamma, str):
-                if gamma == "scale":
-                    var = X.var()
-                    gamma = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-                elif gamma == "auto":
-                    gamma = 1.0 / X.shape[1]
-                else:
-                    raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-            elif isinstance(gamma, bool) or not isinstance(gamma, (int, float, np.integer, np.floating)) \
-                    or not (np.isfinite(gamma) and gamma > 0):
-                raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-        self._gamma = float(gamma) if not isinstance(gamma, str) else None
-        return float(C)
+        if self.kernel in ("poly", "rbf") and isinstance(gamma, str):
+            if gamma == "scale":
+                var = X.var()
+                return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            return 1.0 / X.shape[1]
+        return None if isinstance(gamma, str) else float(gamma)
 
     def _kernel_params(self):
         if self.kernel == "rbf":
@@ -474,6 +495,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -485,7 +507,8 @@ class SVC(ClassifierMixin, BaseEstimator):
                 f"got {self.classes_.size} classes (wrap it in "
                 "sklearn.multiclass.OneVsOneClassifier for more)"
             )
-        C = self._check_params(X)
+        C = float(self.C)
+        self._gamma = self._resolve_gamma(X)
         n = X.shape[0]
         signs = np.where(y_idx == 1, 1.0, -1.0)
         if self.kernel == "precomputed":
@@ -496,8 +519,14 @@ class SVC(ClassifierMixin, BaseEstimator):
         else:
             cache_rows = int(float(self.cache_size) * 2**20 / (8 * n))
             rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
-        max_iter = self.max_iter if self.max_iter != -1 else max(10_000_000, 100 * n)
-        mu, F, n_iter, history = _smo(rows, signs, C, float(self.tol), max_iter, self.record_objective)
+        max_iter = self.max_iter if self.max_iter != -1 else _default_max_iter(n)
+        mu, F, n_iter, history, converged = _smo(rows, signs, C, float(self.tol), max_iter,
+                                                 self.record_objective)
+        if not converged:
+            warnings.warn(
+                f"SVC stopped at max_iter={max_iter} SMO steps before the largest KKT violation "
+                f"fell below tol={self.tol}; the solution may be inaccurate. Scale the data, "
+                "lower C or raise tol (or max_iter).", ConvergenceWarning, stacklevel=2)
         intercept = _intercept(mu, signs, F, C)
 
         self.alpha_ = mu

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.optimize import linprog
 from sklearn.utils.validation import check_random_state
 
-from ._validation import as_float_array, check_in_open_interval, check_positive_int
+from ._validation import InstanceOf, Interval, Options, as_float_array, validate_params
 
 __all__ = [
     "BUILTIN_CLASSES",
@@ -48,11 +49,17 @@ __all__ = [
 ]
 
 BUILTIN_CLASSES = ("thresholds", "intervals", "rectangles", "halfplanes")
+_CONCEPT_CLASS = [Options(*BUILTIN_CLASSES),
+                  InstanceOf((list, tuple), "a list of callables (a finite class)")]
+_POSITIVE = Interval(Integral, 1, None)
+_NONNEGATIVE = Interval(Integral, 0, None)
+_UNIT = Interval(Real, 0, 1, closed="neither")
 
 
 # ----------------------------------------------------------------------------- classes
 
 
+@validate_params({"table": ["array-like"]})
 def finite_class(table):
     """A finite concept class from a 0/1 table (one row per concept, one column per point).
 
@@ -88,11 +95,77 @@ def _points_nd(points):
     return x[:, None] if x.ndim == 1 else x
 
 
-def _check_m(m):
-    if m > 20:
-        raise ValueError(f"exact enumeration needs at most 20 points, got {m}")
+# Beyond these sizes the exact computations below take more than a few seconds, so they
+# are refused up front (with the reason) rather than left to run for minutes.
+MAX_LP_POINTS = 10          # half-spaces beyond the plane: one LP per labelling, 2^m LPs
+MAX_BOXES = 2_000_000       # rectangles: one labelling per box spanned by the points
+MAX_SUBSETS = 100_000       # growth of a finite class: one dichotomy count per m-subset
+MAX_SAUER_TERMS = 10_000    # sauer_bound: exact big-integer binomial sums
+MAX_LABEL_ENTRIES = 50_000_000  # dichotomies: labellings x points in the returned array
 
 
+def _check_output_size(n_labellings, m, concept_class):
+    if n_labellings * m > MAX_LABEL_ENTRIES:
+        raise ValueError(
+            f"{concept_class} induce up to {n_labellings} labellings of {m} points, more than "
+            f"the {MAX_LABEL_ENTRIES} entries listed at most (growth_function counts them "
+            "without listing)")
+
+
+def _rectangle_dichotomies(X):
+    """Labellings by axis-aligned boxes: every non-empty one is the set of points inside
+    the box spanned by its own points, so boxes with faces at the points' coordinates
+    give them all (with the empty labelling)."""
+    m, d = X.shape
+    per_axis = []
+    for k in range(d):
+        v = np.unique(X[:, k])
+        lo, hi = np.triu_indices(v.size)
+        per_axis.append((v[lo], v[hi]))
+    n_boxes = math.prod(len(lo) for lo, _ in per_axis)
+    if n_boxes * m > MAX_BOXES * 20:
+        raise ValueError(
+            f"rectangles on {m} points in {d} dimensions span {n_boxes} boxes; at most "
+            f"{MAX_BOXES} are enumerated (use fewer points or dimensions)")
+    inside = np.ones((1, m), dtype=bool)
+    for (lo, hi), x in zip(per_axis, X.T):
+        axis_inside = (x[None, :] >= lo[:, None]) & (x[None, :] <= hi[:, None])
+        inside = (inside[:, None, :] & axis_inside[None, :, :]).reshape(-1, m)
+        inside = np.unique(inside, axis=0)
+    rows = {tuple(r) for r in inside.astype(int)}
+    rows.add((0,) * m)
+    return rows
+
+
+def _halfplane_dichotomies(X):
+    """Labellings of points in the plane by half-planes, without one LP per labelling.
+
+    A labelling realised by a half-plane is realised by one whose normal avoids the
+    finitely many directions orthogonal to a difference of two points (strict
+    separation survives a small turn).  Between two consecutive such directions the
+    order of the projections does not change, so one direction per arc, and every
+    threshold of its sorted projections, give all the labellings.
+    """
+    m = X.shape[0]
+    diff = X[:, None, :] - X[None, :, :]
+    iu = np.triu_indices(m, 1)
+    dx, dy = diff[..., 0][iu], diff[..., 1][iu]
+    keep = (dx != 0) | (dy != 0)
+    critical = np.arctan2(dy[keep], dx[keep]) + np.pi / 2
+    critical = np.unique(np.concatenate([np.mod(critical, np.pi), np.mod(critical, np.pi) + np.pi]))
+    if critical.size == 0:
+        critical = np.array([0.0])
+    nxt = np.append(critical[1:], critical[0] + 2 * np.pi)
+    angles = (critical + nxt) / 2
+    rows = {(0,) * m, (1,) * m}
+    for theta in angles:
+        proj = X @ np.array([np.cos(theta), np.sin(theta)])
+        for t in np.unique(proj):
+            rows.add(tuple((proj >= t).astype(int)))
+    return rows
+
+
+@validate_params({"points": ["array-like"], "labels": ["array-like"], "concept_class": _CONCEPT_CLASS})
 def is_realizable(points, labels, concept_class):
     """True when some concept of the class labels ``points`` exactly as ``labels`` (0/1).
 
@@ -115,15 +188,10 @@ def is_realizable(points, labels, concept_class):
         if concept_class in ("rectangles", "intervals"):
             X = _points_nd(points) if concept_class == "rectangles" else _points_1d(points)[:, None]
             return _box_realizable(X, y)
-        if concept_class == "thresholds":
-            x = _points_1d(points)
-            if not y.any():
-                return True
-            return bool(np.all(x[y == 0] < x[y == 1].min()))
-        raise ValueError(
-            f"concept_class must be one of {BUILTIN_CLASSES} or a list of callables, "
-            f"got {concept_class!r}"
-        )
+        x = _points_1d(points)  # "thresholds"
+        if not y.any():
+            return True
+        return bool(np.all(x[y == 0] < x[y == 1].min()))
     return tuple(y) in set(map(tuple, dichotomies(points, concept_class)))
 
 
@@ -156,6 +224,7 @@ def _separator(X, y):
     return res.x[:d], float(res.x[d])
 
 
+@validate_params({"points": ["array-like"], "labels": ["array-like"]})
 def separating_halfplane(points, labels):
     r"""A half-space :math:`\{x : w^\top x + b \ge 0\}` that realises ``labels`` (0/1).
 
@@ -175,8 +244,14 @@ def separating_halfplane(points, labels):
     return _separator(X, y.astype(int))
 
 
+@validate_params({"points": ["array-like"], "concept_class": _CONCEPT_CLASS})
 def dichotomies(points, concept_class):
     """The set :math:`\\Pi_C(S)` of labellings the class induces on ``points``.
+
+    Thresholds, intervals, rectangles and half-planes in the plane are enumerated
+    directly (polynomial in the number of points: boxes spanned by the points, or one
+    direction per arc between critical directions); half-spaces in three or more
+    dimensions need one LP per labelling and are refused beyond ``MAX_LP_POINTS`` points.
 
     Returns
     -------
@@ -187,29 +262,34 @@ def dichotomies(points, concept_class):
     See the chapter "The VC dimension", section "Shattering".
     """
     if isinstance(concept_class, str):
-        if concept_class not in BUILTIN_CLASSES:
-            raise ValueError(
-                f"concept_class must be one of {BUILTIN_CLASSES} or a list of callables, "
-                f"got {concept_class!r}"
-            )
         if concept_class == "thresholds":
             x = _points_1d(points)
+            _check_output_size(x.size + 1, x.size, concept_class)
             cuts = np.concatenate([np.unique(x), [np.inf]])
             rows = {tuple((x >= t).astype(int)) for t in cuts}
         elif concept_class == "intervals":
             x = _points_1d(points)
+            _check_output_size(x.size * (x.size + 1) // 2 + 1, x.size, concept_class)
             v = np.unique(x)
             rows = {tuple([0] * x.size)}
             for i in range(v.size):
                 for j in range(i, v.size):
                     rows.add(tuple(((x >= v[i]) & (x <= v[j])).astype(int)))
+        elif concept_class == "rectangles":
+            rows = _rectangle_dichotomies(_points_nd(points))
         else:
             X = _points_nd(points)
-            _check_m(X.shape[0])
-            rows = {
-                lab for lab in itertools.product((0, 1), repeat=X.shape[0])
-                if is_realizable(X, np.array(lab, dtype=int), concept_class)
-            }
+            if X.shape[1] <= 2:
+                rows = _halfplane_dichotomies(np.hstack([X, np.zeros((X.shape[0], 2 - X.shape[1]))]))
+            else:
+                if X.shape[0] > MAX_LP_POINTS:
+                    raise ValueError(
+                        f"half-spaces in {X.shape[1]} dimensions are enumerated with one LP per "
+                        f"labelling (2^m of them); at most {MAX_LP_POINTS} points, got {X.shape[0]}")
+                rows = {
+                    lab for lab in itertools.product((0, 1), repeat=X.shape[0])
+                    if is_realizable(X, np.array(lab, dtype=int), concept_class)
+                }
     else:
         try:
             concepts = list(concept_class)
@@ -229,6 +309,7 @@ def dichotomies(points, concept_class):
     return out
 
 
+@validate_params({"points": ["array-like"], "concept_class": _CONCEPT_CLASS})
 def is_shattered(points, concept_class):
     """True iff the class realises all :math:`2^m` labellings of the ``m`` points.
 
@@ -238,6 +319,7 @@ def is_shattered(points, concept_class):
     return d.shape[0] == 2 ** d.shape[1]
 
 
+@validate_params({"concept_class": _CONCEPT_CLASS, "domain": ["array-like"]})
 def vc_dimension(concept_class, domain):
     """VC dimension of a class restricted to a finite ``domain`` (exact, by enumeration).
 
@@ -265,13 +347,15 @@ def _subset(domain, idx):
     return [domain[i] for i in idx]
 
 
+@validate_params({"concept_class": _CONCEPT_CLASS, "m": [_POSITIVE], "domain": ["array-like", None], "n_configurations": [_POSITIVE], "random_state": ["random_state"]})
 def growth_function(concept_class, m, *, domain=None, n_configurations=20, random_state=0):
     """The growth function :math:`\\Pi_C(m) = \\max_{|S|=m} |\\Pi_C(S)|`.
 
     * A finite class (list of callables) with a finite ``domain``: exact, the maximum over
       every ``m``-subset of ``domain``.
     * ``"thresholds"``, ``"intervals"``: every set of ``m`` distinct points gives the same
-      count, so one set is enumerated (exact: :math:`m+1` and :math:`m(m+1)/2+1`).
+      count, :math:`m+1` and :math:`m(m+1)/2+1` (the closed forms; ``dichotomies`` lists
+      the labellings, and the tests check the two agree).
     * ``"halfplanes"`` in the plane: every set in general position gives the maximum, and
       random points are in general position with probability one.
     * ``"rectangles"`` (and half-planes in higher dimension): the maximum over
@@ -292,22 +376,26 @@ def growth_function(concept_class, m, *, domain=None, n_configurations=20, rando
 
     See the chapter "The VC dimension", section "The growth function".
     """
-    m = check_positive_int(m, "m")
     if not isinstance(concept_class, str):
         if domain is None:
             raise ValueError("a finite concept_class needs a finite domain")
         pts = list(domain)
         if m > len(pts):
             raise ValueError(f"m={m} is larger than the domain ({len(pts)} points)")
+        if math.comb(len(pts), m) > MAX_SUBSETS:
+            raise ValueError(
+                f"the domain has {math.comb(len(pts), m)} subsets of {m} points; at most "
+                f"{MAX_SUBSETS} are enumerated (use a smaller domain)")
         return max(
             len(dichotomies(_subset(domain, idx), concept_class))
             for idx in itertools.combinations(range(len(pts)), m)
         )
     rng = check_random_state(random_state)
-    if concept_class in ("thresholds", "intervals"):
-        return len(dichotomies(np.arange(m, dtype=float), concept_class))
+    if concept_class == "thresholds":
+        return int(m) + 1
+    if concept_class == "intervals":
+        return int(m) * (int(m) + 1) // 2 + 1
     n_features = 2 if domain is None else _points_nd(domain).shape[1]
-    _check_m(m)
     n_conf = 1 if (concept_class == "halfplanes" and n_features == 2) else int(n_configurations)
     best = 0
     for _ in range(n_conf):
@@ -317,6 +405,7 @@ def growth_function(concept_class, m, *, domain=None, n_configurations=20, rando
     return best
 
 
+@validate_params({"m": [_NONNEGATIVE], "d": [_NONNEGATIVE]})
 def sauer_bound(m, d):
     """:math:`\\Phi_d(m) = \\sum_{i=0}^{d} \\binom{m}{i}`, Sauer's bound on the growth function.
 
@@ -326,38 +415,31 @@ def sauer_bound(m, d):
 
     See the chapter "The VC dimension", section "Sauer's lemma".
     """
-    m = _check_nonneg_int(m, "m")
-    d = _check_nonneg_int(d, "d")
+    m, d = int(m), int(d)
+    if min(d, m) > MAX_SAUER_TERMS:
+        raise ValueError(
+            f"the exact sum has min(d, m) + 1 = {min(d, m) + 1} big-integer terms; at most "
+            f"{MAX_SAUER_TERMS + 1} are summed (use sauer_exponential_bound)")
     return sum(math.comb(m, i) for i in range(min(d, m) + 1))
 
 
+@validate_params({"m": [_NONNEGATIVE], "d": [_POSITIVE]})
 def sauer_exponential_bound(m, d):
     """:math:`(em/d)^d`, which bounds :math:`\\Phi_d(m)` for :math:`m \\ge d \\ge 1`."""
-    m = _check_nonneg_int(m, "m")
-    d = check_positive_int(d, "d")
-    return (math.e * m / d) ** d
-
-
-def _check_nonneg_int(k, name):
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {type(k).__name__}")
-    if k < 0:
-        raise ValueError(f"{name} must be non-negative, got {k}")
-    return int(k)
+    return (math.e * int(m) / int(d)) ** int(d)
 
 
 # ----------------------------------------------------------------------------- sine class
 
 
+@validate_params({"m": [Interval(Integral, 1, 12)]})
 def sine_points(m):
     """The points :math:`x_i = 10^{-i}`, :math:`i = 1, \\dots, m`, shattered by
     :math:`\\{x \\mapsto [\\sin(\\omega x) > 0]\\}`."""
-    m = check_positive_int(m, "m")
-    if m > 12:
-        raise ValueError("m must be at most 12 (floating point limits the construction)")
-    return 10.0 ** -np.arange(1, m + 1)
+    return 10.0 ** -np.arange(1, int(m) + 1)
 
 
+@validate_params({"labels": ["array-like"]})
 def sine_frequency(labels):
     """Frequency :math:`\\omega = \\pi(1 + \\sum_i (1 - y_i) 10^i)` that gives the labels
     ``y`` (0/1) on :func:`sine_points`: :math:`[\\sin(\\omega x_i) > 0] = y_i`."""
@@ -369,6 +451,7 @@ def sine_frequency(labels):
     return math.pi * (1 + sum(int(1 - yi) * 10 ** (i + 1) for i, yi in enumerate(y)))
 
 
+@validate_params({"omega": [Interval(Real, None, None)], "x": ["array-like"]})
 def sine_labels(omega, x):
     """Labels :math:`[\\sin(\\omega x) > 0]` as 0/1 integers."""
     return (np.sin(float(omega) * np.asarray(x, dtype=float)) > 0).astype(int)
@@ -377,26 +460,24 @@ def sine_labels(omega, x):
 # ----------------------------------------------------------------------------- double sampling
 
 
+@validate_params({"m": [_POSITIVE], "l": [_NONNEGATIVE]})
 def balls_probability(m, l):
     """Probability that all ``l`` red balls land in the second half when ``2m`` balls are
     split at random into two halves of ``m``: :math:`\\binom{m}{l}/\\binom{2m}{l} =
     \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`."""
-    m = check_positive_int(m, "m")
-    l = _check_nonneg_int(l, "l")
+    m, l = int(m), int(l)
     if l > 2 * m:
         raise ValueError(f"l={l} exceeds the number of balls 2m={2 * m}")
     return math.comb(m, l) / math.comb(2 * m, l)
 
 
+@validate_params({"mu": [Interval(Real, 0, None, closed="neither")], "psi": [_UNIT]})
 def chernoff_lower_tail_bound(mu, psi):
     """Chernoff's lower tail :math:`P(Z < (1-\\psi)\\mu) \\le e^{-\\mu\\psi^2/2}`."""
-    mu = float(mu)
-    if not mu > 0:
-        raise ValueError(f"mu must be positive, got {mu}")
-    psi = check_in_open_interval(psi, "psi")
-    return math.exp(-mu * psi**2 / 2)
+    return math.exp(-float(mu) * float(psi)**2 / 2)
 
 
+@validate_params({"m": [_POSITIVE], "eps": [_UNIT], "d": [_POSITIVE], "growth": [Options("exponential", "exact")]})
 def double_sampling_bound(m, eps, d, growth="exponential"):
     r"""Bound on the probability that a consistent learner has error above ε.
 
@@ -416,20 +497,17 @@ def double_sampling_bound(m, eps, d, growth="exponential"):
 
     See the chapter "The double-sampling theorem".
     """
-    m = check_positive_int(m, "m")
-    eps = check_in_open_interval(eps, "eps")
-    d = check_positive_int(d, "d")
+    m, eps, d = int(m), float(eps), int(d)
     if m < 8 / eps * math.log(2):
         return 1.0
     if growth == "exponential":
         log2_growth = d * math.log2(2 * math.e * m / d)
-    elif growth == "exact":
-        log2_growth = math.log2(sauer_bound(2 * m, d))
     else:
-        raise ValueError(f"growth must be 'exponential' or 'exact', got {growth!r}")
+        log2_growth = math.log2(sauer_bound(2 * m, d))
     return 2.0 ** (1 + log2_growth - eps * m / 2)
 
 
+@validate_params({"eps": [_UNIT], "delta": [_UNIT], "d": [_POSITIVE], "growth": [Options("exponential", "exact")]})
 def vc_sample_size(eps, delta, d, growth="exponential"):
     r"""Smallest :math:`m \ge \max(d/2, (8/\varepsilon)\ln 2)` with
     :math:`G(2m)\,2^{-\varepsilon m/2} \le \delta/2`.
@@ -441,11 +519,7 @@ def vc_sample_size(eps, delta, d, growth="exponential"):
 
     See the chapter "The double-sampling theorem", section "Sample sizes".
     """
-    eps = check_in_open_interval(eps, "eps")
-    delta = check_in_open_interval(delta, "delta")
-    d = check_positive_int(d, "d")
-    if growth not in ("exponential", "exact"):
-        raise ValueError(f"growth must be 'exponential' or 'exact', got {growth!r}")
+    eps, delta, d = float(eps), float(delta), int(d)
     m = max(math.ceil(d / 2), math.ceil(8 / eps * math.log(2)), 1)
 
     def ok(k):
@@ -472,15 +546,12 @@ def vc_sample_size(eps, delta, d, growth="exponential"):
     return hi
 
 
+@validate_params({"radius": [Interval(Real, 0, None, closed="neither")], "margin": [Interval(Real, 0, None, closed="neither")], "n_features": [_POSITIVE]})
 def margin_vc_bound(radius, margin, n_features):
     r"""Upper bound on the VC dimension of separating hyperplanes with margin γ on data
     of norm at most R in :math:`\mathbb{R}^n`: :math:`\min(\lceil R^2/\gamma^2\rceil, n) + 1`.
 
     See the chapter "The double-sampling theorem", section "Margins".
     """
-    R = float(radius)
-    g = float(margin)
-    if not (R > 0 and g > 0):
-        raise ValueError(f"radius and margin must be positive, got {radius}, {margin}")
-    n = check_positive_int(n_features, "n_features")
+    R, g, n = float(radius), float(margin), int(n_features)
     return int(min(math.ceil(R**2 / g**2), n) + 1)

@@ -122,11 +122,13 @@ def test_finite_class_sample_sizes(size, eps, delta, realizable, thm6, half):
     assert m2 == pytest.approx(half, abs=0.01)
     # the 1/4 ratio is the eps -> eps/2 step
     assert pac.finite_class_sample_size(eps, delta, size, False) == pytest.approx(4 * m2)
-    # the unions bounds are met with equality at m0
-    assert pac.finite_class_failure_bound(realizable_m := pac.finite_class_sample_size(
-        eps, delta, size), eps, size) == pytest.approx(delta)
-    assert realizable_m > 0
-    assert pac.uniform_convergence_bound(m2, eps, size) == pytest.approx(delta)
+    # m0 is where the union bound reaches delta: ceil(m0) meets it, one example fewer does not
+    m0 = math.ceil(pac.finite_class_sample_size(eps, delta, size))
+    assert pac.finite_class_failure_bound(m0, eps, size) <= delta
+    assert pac.finite_class_failure_bound(m0 - 1, eps, size) > delta
+    m0 = math.ceil(m2)
+    assert pac.uniform_convergence_bound(m0, eps, size) <= delta
+    assert pac.uniform_convergence_bound(m0 - 1, eps, size) > delta
 
 
 def test_threshold_simulation_worst_consistent_error():
@@ -167,7 +169,10 @@ def test_hoeffding_general_range_and_one_side():
      (lambda: pac.rectangle_sample_size(0.1, 1.5), "delta"),
      (lambda: pac.finite_class_sample_size(0.1, 0.1, 0), "size"),
      (lambda: pac.finite_class_sample_size(0.1, 0.1, 5, False, "3eps"), "excess"),
-     (lambda: pac.hoeffding_bound(-1, 0.1), "non-negative"),
+     (lambda: pac.hoeffding_bound(-1, 0.1), r"m=-1 is not valid; m must be an int in \[0, inf\)"),
+     (lambda: pac.hoeffding_bound(10.5, 0.1), "m=10.5 is not valid"),
+     (lambda: pac.rectangle_failure_bound(np.array([10, 20.5]), 0.1), r"m=array\(\[10. , 20.5\]\) is not valid"),
+     (lambda: pac.finite_class_failure_bound(100.0, 0.1, 10), "m=100.0 is not valid"),
      (lambda: pac.hoeffding_bound(10, 0.1, a=1, b=0), "a < b"),
      (lambda: pac.simulate_rectangle_errors(10, (0.5, 0.5), (0.2, 0.9)), "target box")],
 )

@@ -57,8 +57,11 @@ def test_thresholds_have_vc_dimension_one():
 
 def test_interval_and_threshold_growth_closed_forms():
     for m in range(1, 9):
-        assert vc.growth_function("intervals", m) == m * (m + 1) // 2 + 1 == vc.sauer_bound(m, 2)
-        assert vc.growth_function("thresholds", m) == m + 1 == vc.sauer_bound(m, 1)
+        points = np.random.default_rng(m).random(m)
+        assert vc.growth_function("intervals", m) == len(vc.dichotomies(points, "intervals")) \
+            == vc.sauer_bound(m, 2)
+        assert vc.growth_function("thresholds", m) == len(vc.dichotomies(points, "thresholds")) \
+            == vc.sauer_bound(m, 1)
     assert [vc.growth_function("intervals", m) for m in range(1, 8)] == [2, 4, 7, 11, 16, 22, 29]
 
 
@@ -270,21 +273,47 @@ def test_margin_vc_bound():
     [(lambda: vc.dichotomies([0.1, 0.2], "circles"), ValueError, "concept_class"),
      (lambda: vc.dichotomies([0.1], [1, 2]), ValueError, "callables"),
      (lambda: vc.finite_class([[0, 2]]), ValueError, "0 and 1"),
-     (lambda: vc.sauer_bound(-1, 2), ValueError, "non-negative"),
-     (lambda: vc.sauer_bound(3.0, 2), TypeError, "integer"),
-     (lambda: vc.vc_sample_size(0.1, 0.1, 0), ValueError, "d must be"),
+     (lambda: vc.sauer_bound(-1, 2), ValueError, r"m=-1 is not valid; m must be an int in \[0, inf\)"),
+     (lambda: vc.sauer_bound(3.0, 2), TypeError, "m=3.0 is not valid"),
+     (lambda: vc.sauer_bound(10**9, 10**6), ValueError, "sauer_exponential_bound"),
+     (lambda: vc.vc_sample_size(0.1, 0.1, 0), ValueError, "d=0 is not valid"),
      (lambda: vc.double_sampling_bound(100, 0.1, 2, growth="x"), ValueError, "growth"),
+     (lambda: vc.double_sampling_bound(100, float("nan"), 2), ValueError, "eps=nan is not valid"),
      (lambda: vc.growth_function(vc.finite_class(TOY), 2), ValueError, "domain"),
-     (lambda: vc.dichotomies(np.zeros((21, 2)), "halfplanes"), ValueError, "at most 20"),
+     (lambda: vc.growth_function([lambda p: 0], 15, domain=list(range(30))), ValueError,
+      "subsets of 15 points"),
+     (lambda: vc.dichotomies(np.zeros((11, 3)), "halfplanes"), ValueError, "at most 10 points"),
+     (lambda: vc.dichotomies(np.arange(1000.0), "intervals"), ValueError, "without listing"),
      (lambda: vc.is_realizable(np.zeros((3, 2)), [1, 0], "halfplanes"), ValueError, "one entry per point"),
      (lambda: vc.is_realizable([0.1, 0.2], [1, 2], "intervals"), ValueError, "0 and 1"),
      (lambda: vc.dichotomies([0.1, np.nan], "intervals"), ValueError, "NaN"),
-     (lambda: vc.margin_vc_bound(1.0, 0.0, 5), ValueError, "positive"),
+     (lambda: vc.margin_vc_bound(1.0, 0.0, 5), ValueError, "margin=0.0 is not valid"),
      (lambda: vc.balls_probability(3, 7), ValueError, "exceeds")],
 )
 def test_bad_input(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+@pytest.mark.parametrize("concept_class", ["rectangles", "halfplanes"])
+def test_direct_enumeration_matches_one_lp_per_labelling(concept_class):
+    """Rectangles and half-planes are enumerated without trying every labelling; on small
+    sets (random, and on a coarse grid with ties and collinear points) the result equals
+    the brute force that asks is_realizable about each of the 2^m labellings."""
+    rng = np.random.default_rng(0)
+    for trial in range(24):
+        m = int(rng.integers(1, 8))
+        X = rng.integers(0, 3, (m, 2)).astype(float) if trial % 2 else rng.random((m, 2))
+        brute = {lab for lab in itertools.product((0, 1), repeat=m)
+                 if vc.is_realizable(X, np.array(lab), concept_class)}
+        assert set(map(tuple, vc.dichotomies(X, concept_class))) == brute
+
+
+def test_twenty_points_in_the_plane_are_counted():
+    X = np.random.default_rng(1).random((20, 2))
+    assert len(vc.dichotomies(X, "halfplanes")) == 20 * 19 + 2   # general position
+    assert vc.growth_function("halfplanes", 20) == 20 * 19 + 2
+    assert len(vc.dichotomies(X, "rectangles")) <= vc.sauer_bound(20, 4)
 
 
 # ---------------------------------------------------------------- Sauer's lemma as a property
