@@ -304,3 +304,15 @@ def test_classifier_errors():
         )
     with pytest.raises(ValueError, match="NaN"):
         bayes.GaussianBayesClassifier().fit(np.where(X > 1, np.nan, X), y)
+
+
+def test_reg_is_a_ridge_of_any_nonnegative_size():
+    """``reg`` is added to the covariance diagonal: 2.0 is as valid as 0.01 (not a shrinkage
+    weight in [0, 1]); a negative value is refused by the parameter table."""
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.repeat([0, 1], 20)
+    plain = bayes.GaussianBayesClassifier().fit(X, y)
+    ridged = bayes.GaussianBayesClassifier(reg=2.0).fit(X, y)
+    np.testing.assert_allclose(ridged.covariance_, plain.covariance_ + 2.0 * np.eye(3))
+    with pytest.raises(ValueError, match="reg=-1 is not valid"):
+        bayes.GaussianBayesClassifier(reg=-1).fit(X, y)

@@ -113,9 +113,10 @@ def test_boolean_input_is_the_01_model(key):
 
 
 def test_bernoulli_mixture_takes_an_integer_01_matrix():
-    ints = em.BernoulliMixture(random_state=0).fit(X_01)
-    floats = em.BernoulliMixture(random_state=0).fit(X_01.astype(float))
-    assert_same_model(ints, floats)
+    for dtype in (np.int8, np.uint8, np.int64):
+        ints = em.BernoulliMixture(random_state=0, max_iter=50, tol=1e-4).fit(X_01.astype(dtype))
+        floats = em.BernoulliMixture(random_state=0, max_iter=50, tol=1e-4).fit(X_01.astype(float))
+        assert_same_model(ints, floats)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float32])

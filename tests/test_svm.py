@@ -240,3 +240,22 @@ X_OK, Y_OK = noisy_blobs(30)
 def test_bad_input(thunk, exc, pattern):
     with pytest.raises(exc, match=pattern):
         thunk()
+
+
+def test_smo_warns_when_it_stops_at_its_cap():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from lecturelib import svm
+
+    X, y = make_classification(120, 5, flip_y=0.1, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="stopped at max_iter=5 SMO steps"):
+        capped = svm.SVC(C=100.0, max_iter=5).fit(X, y)
+    assert capped.n_iter_ == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        full = svm.SVC(C=100.0).fit(X, y)
+    assert full.n_iter_ < svm._default_max_iter(120)
+    # the default cap is finite: a huge C ends (with the warning if it hits the cap)
+    assert svm._default_max_iter(10) == 100_000 and svm._default_max_iter(10**4) == 500_000
