@@ -260,7 +260,10 @@ def bernoulli_mle(tosses, head=0):
     return float(np.mean(x == head))
 
 
-@validate_params({"X": ["array-like"], "covariance_type": [Options("full", "diagonal", "spherical")]})
+@validate_params({
+    "X": ["array-like"],
+    "covariance_type": [Options("full", "diagonal", "spherical")],
+})
 def gaussian_mle(X, covariance_type="full"):
     r"""Maximum likelihood fit of a Gaussian :math:`N(\mu, \Sigma)` to the rows of ``X``.
 
@@ -323,7 +326,10 @@ def _cholesky(cov, name):
         raise ValueError(f"{name} is not positive definite") from None
 
 
-@validate_params({"shape": ["array-like"], "structure": [Options("full", "independent", "conditionally_independent")]})
+@validate_params({
+    "shape": ["array-like"],
+    "structure": [Options("full", "independent", "conditionally_independent")],
+})
 def free_parameters(shape, structure="full"):
     r"""Number of free parameters of a joint distribution over discrete variables.
 

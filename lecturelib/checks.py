@@ -127,7 +127,11 @@ class PublicChecks:
         Where to look for the notebook; default the working directory at the first call.
     """
 
-    @validate_params({"assignment": [_NAME], "checks": [InstanceOf(dict, "a dict {question: [checks]}", example={}), None], "folder": [InstanceOf((str, os.PathLike), "a folder path", example="."), None]})
+    @validate_params({
+        "assignment": [_NAME],
+        "checks": [InstanceOf(dict, "a dict {question: [checks]}", example={}), None],
+        "folder": [InstanceOf((str, os.PathLike), "a folder path", example="."), None],
+    })
     def __init__(self, assignment: str, checks: dict | None = None, folder=None):
         if not assignment:
             raise ValueError(f"assignment must be the exercise set's name, e.g. '01-bayes', got {assignment!r}")

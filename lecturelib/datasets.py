@@ -102,7 +102,13 @@ def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
     return np.repeat(cells, reps, axis=0)
 
 
-@validate_params({"n_runs": [_COUNT], "n_tosses": [_COUNT], "weights": [_PROBABILITIES], "p": [_PROBABILITIES], "random_state": ["seed"]})
+@validate_params({
+    "n_runs": [_COUNT],
+    "n_tosses": [_COUNT],
+    "weights": [_PROBABILITIES],
+    "p": [_PROBABILITIES],
+    "random_state": ["seed"],
+})
 def coin_tosses(n_runs=2000, n_tosses=3, weights=(0.4, 0.6), p=(0.8, 0.3), random_state=0):
     """Runs of tosses from a mixture of coins (1 = head).
 
@@ -246,7 +252,12 @@ def pca_exercise_points():
     return np.array([[1, 2], [3, 3], [3, 5], [5, 4], [5, 6], [6, 5], [8, 7], [9, 8]], dtype=float)
 
 
-@validate_params({"n_per_ring": [_COUNT], "radii": [Elementwise(Interval(Real, 0, None))], "noise": [Interval(Real, 0, None)], "random_state": ["seed"]})
+@validate_params({
+    "n_per_ring": [_COUNT],
+    "radii": [Elementwise(Interval(Real, 0, None))],
+    "noise": [Interval(Real, 0, None)],
+    "random_state": ["seed"],
+})
 def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_state=0):
     """Points on concentric circles with radial Gaussian noise (the kernel-PCA illustration).
 
@@ -395,7 +406,14 @@ def _glyph(char, size=48):
     return _GLYPH_CACHE[key]
 
 
-@validate_params({"chars": [InstanceOf(str, "a string of characters", example="ab"), "array-like"], "n_per_class": [_COUNT], "rotate": ["boolean"], "scale": ["boolean"], "out_size": [Options(1, 2, 3, 4, 6, 8, 12, 16, 24, 48)], "random_state": ["seed"]})
+@validate_params({
+    "chars": [InstanceOf(str, "a string of characters", example="ab"), "array-like"],
+    "n_per_class": [_COUNT],
+    "rotate": ["boolean"],
+    "scale": ["boolean"],
+    "out_size": [Options(1, 2, 3, 4, 6, 8, 12, 16, 24, 48)],
+    "random_state": ["seed"],
+})
 def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_size=16,
                         random_state=0):
     """Printed characters with random rotations and/or scalings (Chapter 11).

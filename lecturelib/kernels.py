@@ -76,7 +76,13 @@ def linear_kernel(X, Y=None):
     return X @ Y.T
 
 
-@validate_params({"X": ["array-like"], "Y": ["array-like", None], "degree": [_DEGREE], "coef0": [_OFFSET], "gamma": [_GAMMA, None]})
+@validate_params({
+    "X": ["array-like"],
+    "Y": ["array-like", None],
+    "degree": [_DEGREE],
+    "coef0": [_OFFSET],
+    "gamma": [_GAMMA, None],
+})
 def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     r"""The polynomial kernel :math:`k(x, y) = (\gamma\, x^\top y + \theta)^d`.
 
@@ -142,7 +148,12 @@ def rbf_kernel(X, Y=None, gamma=None):
     return np.exp(D, out=D)
 
 
-@validate_params({"X": ["array-like"], "Y": ["array-like", None], "gamma": [Interval(Real, None, None)], "coef0": [Interval(Real, None, None)]})
+@validate_params({
+    "X": ["array-like"],
+    "Y": ["array-like", None],
+    "gamma": [Interval(Real, None, None)],
+    "coef0": [Interval(Real, None, None)],
+})
 def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
     r"""The "sigmoid kernel" :math:`\tanh(\gamma\,x^\top y + c)`: **not** a Mercer kernel.
 
@@ -200,7 +211,11 @@ _KERNELS = {
 }
 
 
-@validate_params({"X": ["array-like"], "Y": ["array-like", None], "kernel": [Options(*_KERNELS), "callable"]})
+@validate_params({
+    "X": ["array-like"],
+    "Y": ["array-like", None],
+    "kernel": [Options(*_KERNELS), "callable"],
+})
 def gram_matrix(X, Y=None, kernel="rbf", **params):
     r"""The matrix of kernel values :math:`K_{ij} = k(x_i, y_j)`.
 
@@ -261,7 +276,11 @@ def kernel_diagonal(X, kernel="rbf", **params):
     return np.array([gram_matrix(x[None, :], None, kernel, **params)[0, 0] for x in X])
 
 
-@validate_params({"n_features": [Interval(Integral, 1, None)], "degree": [_DEGREE], "homogeneous": ["boolean"]})
+@validate_params({
+    "n_features": [Interval(Integral, 1, None)],
+    "degree": [_DEGREE],
+    "homogeneous": ["boolean"],
+})
 def polynomial_exponents(n_features, degree, homogeneous=True):
     r"""The exponent vectors of the monomials in the polynomial feature space.
 
@@ -301,7 +320,11 @@ def polynomial_exponents(n_features, degree, homogeneous=True):
     return np.array(rows, dtype=int).reshape(-1, k)
 
 
-@validate_params({"n_features": [Interval(Integral, 1, None)], "degree": [_DEGREE], "homogeneous": ["boolean"]})
+@validate_params({
+    "n_features": [Interval(Integral, 1, None)],
+    "degree": [_DEGREE],
+    "homogeneous": ["boolean"],
+})
 def feature_space_dimension(n_features, degree, homogeneous=True):
     r"""Dimension of the polynomial feature space.
 
@@ -382,7 +405,11 @@ def polynomial_feature_map(X, degree, theta=0.0):
     return np.stack(cols, axis=1)
 
 
-@validate_params({"X": ["array-like"], "max_degree": [Interval(Integral, 0, None)], "gamma": [_GAMMA, None]})
+@validate_params({
+    "X": ["array-like"],
+    "max_degree": [Interval(Integral, 0, None)],
+    "gamma": [_GAMMA, None],
+})
 def rbf_feature_map(X, max_degree, gamma=0.5):
     r"""The RBF feature map truncated after the degree ``max_degree`` terms.
 

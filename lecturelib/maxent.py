@@ -110,7 +110,11 @@ def relative_entropy(x, y):
     return float(np.sum(x[nz] * np.log(x[nz] / y[nz])) - x.sum() + y.sum())
 
 
-@validate_params({"p": ["array-like"], "q": ["array-like"], "base": [Interval(Real, 0, None, closed="neither"), None]})
+@validate_params({
+    "p": ["array-like"],
+    "q": ["array-like"],
+    "base": [Interval(Real, 0, None, closed="neither"), None],
+})
 def kl_divergence(p, q, base=None):
     r"""Kullback-Leibler divergence of two probability vectors.
 
@@ -204,7 +208,11 @@ def _check_features(features, prior=None):
     return F, log_p0
 
 
-@validate_params({"features": ["array-like"], "multipliers": ["array-like"], "prior": ["array-like", None]})
+@validate_params({
+    "features": ["array-like"],
+    "multipliers": ["array-like"],
+    "prior": ["array-like", None],
+})
 def gibbs_distribution(features, multipliers, prior=None):
     r"""The Gibbs distribution with the given Lagrange multipliers.
 
@@ -228,7 +236,14 @@ def gibbs_distribution(features, multipliers, prior=None):
     return np.exp(logits - logsumexp(logits))
 
 
-@validate_params({"features": ["array-like"], "targets": ["array-like"], "prior": ["array-like", None], "return_multipliers": ["boolean"], "tol": [Interval(Real, 0, None, closed="left")], "max_iter": [Interval(Integral, 1, None)]})
+@validate_params({
+    "features": ["array-like"],
+    "targets": ["array-like"],
+    "prior": ["array-like", None],
+    "return_multipliers": ["boolean"],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None)],
+})
 def maxent_distribution(features, targets, prior=None, *, return_multipliers=False,
                         tol=1e-10, max_iter=100):
     r"""The distribution of maximum entropy (minimum relative entropy to a prior)

@@ -117,7 +117,12 @@ class RectangleLearner(ClassifierMixin, BaseEstimator):
         return np.where(inside, self.classes_[1], self.classes_[0])
 
 
-@validate_params({"lower": ["array-like"], "upper": ["array-like"], "target_lower": ["array-like"], "target_upper": ["array-like"]})
+@validate_params({
+    "lower": ["array-like"],
+    "upper": ["array-like"],
+    "target_lower": ["array-like"],
+    "target_upper": ["array-like"],
+})
 def box_error_uniform(lower, upper, target_lower, target_upper):
     r"""Error of the box ``[lower, upper]`` against the target box under the uniform law.
 
@@ -190,7 +195,13 @@ def rectangle_failure_bound(m, eps, exponential=False):
     return float(out) if out.ndim == 0 else out
 
 
-@validate_params({"eps": [_UNIT], "delta": [_UNIT], "size": [_POSITIVE], "realizable": ["boolean"], "excess": [Options("eps", "2eps")]})
+@validate_params({
+    "eps": [_UNIT],
+    "delta": [_UNIT],
+    "size": [_POSITIVE],
+    "realizable": ["boolean"],
+    "excess": [Options("eps", "2eps")],
+})
 def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     r"""Sample size for a finite class of ``size`` hypotheses.
 
@@ -234,7 +245,13 @@ def finite_class_failure_bound(m, eps, size):
     return float(out) if out.ndim == 0 else out
 
 
-@validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "a": [_REAL], "b": [_REAL], "two_sided": ["boolean"]})
+@validate_params({
+    "m": _SAMPLE_SIZES_FROM_0,
+    "eps": [_POSITIVE_REAL],
+    "a": [_REAL],
+    "b": [_REAL],
+    "two_sided": ["boolean"],
+})
 def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
     r"""Hoeffding's bound for the mean of ``m`` i.i.d. variables with values in [a, b].
 
@@ -273,7 +290,13 @@ def _check_box(lower, upper):
     return lo, up
 
 
-@validate_params({"m": [_POSITIVE], "target_lower": ["array-like"], "target_upper": ["array-like"], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
+@validate_params({
+    "m": [_POSITIVE],
+    "target_lower": ["array-like"],
+    "target_upper": ["array-like"],
+    "n_trials": [_POSITIVE],
+    "random_state": ["random_state"],
+})
 def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6),
                               n_trials=2000, random_state=None):
     r"""True errors of the tightest-fit box over ``n_trials`` independent training sets.
@@ -300,7 +323,13 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     return box_error_uniform(lo, up, tl, tu)
 
 
-@validate_params({"m": [_POSITIVE], "size": [Interval(Integral, 2, None)], "target_index": [Interval(Integral, 0, None), None], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
+@validate_params({
+    "m": [_POSITIVE],
+    "size": [Interval(Integral, 2, None)],
+    "target_index": [Interval(Integral, 0, None), None],
+    "n_trials": [_POSITIVE],
+    "random_state": ["random_state"],
+})
 def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_state=None):
     r"""Worst error of a consistent hypothesis in a finite class of thresholds.
 
@@ -332,7 +361,13 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     return np.where(ok, err[None, :], 0.0).max(axis=1)
 
 
-@validate_params({"m": [_POSITIVE, Elementwise(_POSITIVE)], "eps": [_POSITIVE_REAL], "p": [_UNIT], "n_trials": [_POSITIVE], "random_state": ["random_state"]})
+@validate_params({
+    "m": [_POSITIVE, Elementwise(_POSITIVE)],
+    "eps": [_POSITIVE_REAL],
+    "p": [_UNIT],
+    "n_trials": [_POSITIVE],
+    "random_state": ["random_state"],
+})
 def simulate_hoeffding_deviation(m, eps, p=0.3, n_trials=20000, random_state=None):
     r"""Monte-Carlo estimate of :math:`P(|\hat p - p| \ge \varepsilon)` for the mean of
     ``m`` Bernoulli(``p``) variables (the empirical error of one fixed hypothesis whose

@@ -96,7 +96,13 @@ def _check_signs(y, n):
     return y
 
 
-@validate_params({"mu": ["array-like"], "y": ["array-like"], "K": ["array-like"], "C": [_C], "intercept": [Interval(Real, None, None)]})
+@validate_params({
+    "mu": ["array-like"],
+    "y": ["array-like"],
+    "K": ["array-like"],
+    "C": [_C],
+    "intercept": [Interval(Real, None, None)],
+})
 def kkt_violation(mu, y, K, C, intercept):
     r"""The largest violation of the soft-margin KKT conditions.
 
@@ -135,7 +141,18 @@ def kkt_violation(mu, y, K, C, intercept):
     return max(viol)
 
 
-@validate_params({"mu_i": [_MU], "mu_j": [_MU], "y_i": [_SIGN], "y_j": [_SIGN], "E_i": [_REAL], "E_j": [_REAL], "K_ii": [_REAL], "K_jj": [_REAL], "K_ij": [_REAL], "C": [_C]})
+@validate_params({
+    "mu_i": [_MU],
+    "mu_j": [_MU],
+    "y_i": [_SIGN],
+    "y_j": [_SIGN],
+    "E_i": [_REAL],
+    "E_j": [_REAL],
+    "K_ii": [_REAL],
+    "K_jj": [_REAL],
+    "K_ij": [_REAL],
+    "C": [_C],
+})
 def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     r"""One SMO step: optimise the dual over the pair :math:`(\mu_i, \mu_j)` exactly.
 

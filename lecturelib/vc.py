@@ -165,7 +165,11 @@ def _halfplane_dichotomies(X):
     return rows
 
 
-@validate_params({"points": ["array-like"], "labels": ["array-like"], "concept_class": _CONCEPT_CLASS})
+@validate_params({
+    "points": ["array-like"],
+    "labels": ["array-like"],
+    "concept_class": _CONCEPT_CLASS,
+})
 def is_realizable(points, labels, concept_class):
     """True when some concept of the class labels ``points`` exactly as ``labels`` (0/1).
 
@@ -218,7 +222,8 @@ def _separator(X, y):
     res = linprog(np.zeros(d + 1), A_ub=A, b_ub=-np.ones(n),
                   bounds=[(None, None)] * (d + 1), method="highs")
     if res.status not in (0, 2):
-        raise RuntimeError(f"linprog failed: {res.message}")
+        raise ValueError(f"the linear programme of the half-space test failed ({res.message}); "
+                         "rescale the points to a unit range and try again")
     if res.status == 2:
         return None
     return res.x[:d], float(res.x[d])
@@ -347,7 +352,13 @@ def _subset(domain, idx):
     return [domain[i] for i in idx]
 
 
-@validate_params({"concept_class": _CONCEPT_CLASS, "m": [_POSITIVE], "domain": ["array-like", None], "n_configurations": [_POSITIVE], "random_state": ["random_state"]})
+@validate_params({
+    "concept_class": _CONCEPT_CLASS,
+    "m": [_POSITIVE],
+    "domain": ["array-like", None],
+    "n_configurations": [_POSITIVE],
+    "random_state": ["random_state"],
+})
 def growth_function(concept_class, m, *, domain=None, n_configurations=20, random_state=0):
     """The growth function :math:`\\Pi_C(m) = \\max_{|S|=m} |\\Pi_C(S)|`.
 
@@ -477,7 +488,12 @@ def chernoff_lower_tail_bound(mu, psi):
     return math.exp(-float(mu) * float(psi)**2 / 2)
 
 
-@validate_params({"m": [_POSITIVE], "eps": [_UNIT], "d": [_POSITIVE], "growth": [Options("exponential", "exact")]})
+@validate_params({
+    "m": [_POSITIVE],
+    "eps": [_UNIT],
+    "d": [_POSITIVE],
+    "growth": [Options("exponential", "exact")],
+})
 def double_sampling_bound(m, eps, d, growth="exponential"):
     r"""Bound on the probability that a consistent learner has error above ε.
 
@@ -507,7 +523,12 @@ def double_sampling_bound(m, eps, d, growth="exponential"):
     return 2.0 ** (1 + log2_growth - eps * m / 2)
 
 
-@validate_params({"eps": [_UNIT], "delta": [_UNIT], "d": [_POSITIVE], "growth": [Options("exponential", "exact")]})
+@validate_params({
+    "eps": [_UNIT],
+    "delta": [_UNIT],
+    "d": [_POSITIVE],
+    "growth": [Options("exponential", "exact")],
+})
 def vc_sample_size(eps, delta, d, growth="exponential"):
     r"""Smallest :math:`m \ge \max(d/2, (8/\varepsilon)\ln 2)` with
     :math:`G(2m)\,2^{-\varepsilon m/2} \le \delta/2`.
@@ -546,7 +567,11 @@ def vc_sample_size(eps, delta, d, growth="exponential"):
     return hi
 
 
-@validate_params({"radius": [Interval(Real, 0, None, closed="neither")], "margin": [Interval(Real, 0, None, closed="neither")], "n_features": [_POSITIVE]})
+@validate_params({
+    "radius": [Interval(Real, 0, None, closed="neither")],
+    "margin": [Interval(Real, 0, None, closed="neither")],
+    "n_features": [_POSITIVE],
+})
 def margin_vc_bound(radius, margin, n_features):
     r"""Upper bound on the VC dimension of separating hyperplanes with margin γ on data
     of norm at most R in :math:`\mathbb{R}^n`: :math:`\min(\lceil R^2/\gamma^2\rceil, n) + 1`.
