@@ -55,6 +55,15 @@ def dual_objective(mu, y, K):
     float
 
     See the chapter "Support vector machines and kernels", section "The dual problem".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import dual_objective
+    >>> K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array([1.0, -1.0])
+    >>> round(dual_objective(np.array([1.0, 1.0]), y, K), 4)
+    1.0
     """
     mu = as_float_array(mu, "mu", ndim=1)
     y = _check_signs(y, mu.size)
@@ -96,6 +105,15 @@ def kkt_violation(mu, y, K, C, intercept):
         The largest violation over all conditions (0 at an exact solution).
 
     See the chapter "Support vector machines and kernels", section "Reading the multipliers".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import kkt_violation
+    >>> K = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> y = np.array([1.0, -1.0])
+    >>> round(kkt_violation(np.array([0.5, 0.5]), y, K, C=1.0, intercept=0.0), 6)
+    0.0
     """
     mu = as_float_array(mu, "mu", ndim=1)
     y = _check_signs(y, mu.size)
@@ -141,6 +159,13 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
         The new :math:`(\mu_i, \mu_j)`.
 
     See the chapter "Support vector machines and kernels", section "Sequential minimal optimisation".
+
+    Examples
+    --------
+    >>> from lecturelib.svm import smo_pair_update
+    >>> mu_i, mu_j = smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, C=1.0)
+    >>> print(round(mu_i, 4), round(mu_j, 4))
+    0.5 0.5
     """
     if y_i == y_j:
         low, high = max(0.0, mu_i + mu_j - C), min(C, mu_i + mu_j)
@@ -398,6 +423,20 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     See the chapter "Support vector machines and kernels", sections "The dual problem"
     and "Sequential minimal optimisation".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import SVC
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 2.0], [2.0, 3.0]])
+    >>> y = np.array([-1, -1, -1, 1, 1, 1])
+    >>> clf = SVC(kernel="linear", C=10.0).fit(X, y)
+    >>> print(clf.predict([[0.5, 0.5], [2.5, 2.5]]))
+    [-1  1]
+    >>> print(sorted(clf.support_.tolist()))
+    [1, 2, 3]
+    >>> round(float(clf.margin_), 4)
+    2.1215
     """
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
