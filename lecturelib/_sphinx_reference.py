@@ -12,6 +12,9 @@ while the docstrings are read, without changing the source:
   and math blocks such words are escaped so that they read as written, the way numpydoc
   already escapes them in parameter names.  A line indented under a plain paragraph of a
   module docstring (a wrapped line of a hand-aligned list) is joined to it.
+- A docstring's pointer to its chapter ("See the chapter ...") written after an
+  ``Attributes`` or ``Returns`` list would be read by numpydoc as one more entry of the
+  list; it is moved up to the end of the description, where the reader looks for it.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
@@ -75,8 +78,40 @@ def escape_docstring(lines: list[str], *, join_wrapped: bool = False) -> list[st
     return out
 
 
+_SECTION_UNDERLINE = re.compile(r"^\s*-{3,}\s*$")
+
+
+def chapter_pointer_first(lines: list[str]) -> list[str]:
+    """Move "See the chapter ..." paragraphs that follow the first numpydoc section before it."""
+    headers = [i for i in range(1, len(lines)) if _SECTION_UNDERLINE.match(lines[i]) and lines[i - 1].strip()]
+    if not headers:
+        return lines
+    first = headers[0] - 1
+    base = _indent(lines[first])
+    kept, moved, i = lines[:first], [], first
+    while i < len(lines):
+        line = lines[i]
+        starts = (line.strip().startswith("See the chapter") and _indent(line) == base
+                  and (i == 0 or not lines[i - 1].strip()))
+        if not starts:
+            kept.append(line)
+            i += 1
+            continue
+        paragraph = []
+        while i < len(lines) and lines[i].strip():
+            paragraph.append(lines[i])
+            i += 1
+        moved += paragraph + [""]
+    if not moved:
+        return lines
+    head = kept[:first]
+    while head and not head[-1].strip():
+        head.pop()
+    return head + [""] + moved + kept[first:]
+
+
 def _process_docstring(app, what, name, obj, options, lines):
-    lines[:] = escape_docstring(lines, join_wrapped=(what == "module"))
+    lines[:] = escape_docstring(chapter_pointer_first(lines), join_wrapped=(what == "module"))
 
 
 def _skip_member(app, what, name, obj, skip, options):
