@@ -1,8 +1,8 @@
-"""Sphinx extension for the book's appendix "The lecturelib reference" (not part of the library).
+"""Sphinx extension for the book: the library reference and the PDF's parts (not part of the library).
 
-The reference is generated from the docstrings by autodoc and numpydoc.  Two things of a
-scikit-learn-style library do not survive that as written, and this extension handles them
-while the docstrings are read, without changing the source:
+The appendix "The lecturelib reference" is generated from the docstrings by autodoc and
+numpydoc.  A few things of a scikit-learn-style library do not survive that as written, and
+this extension handles them while the docstrings are read, without changing the source:
 
 - scikit-learn attaches generated ``set_fit_request``/``set_score_request`` methods to every
   estimator whose ``fit`` or ``score`` takes extra arguments; they are scikit-learn's
@@ -16,12 +16,19 @@ while the docstrings are read, without changing the source:
   ``Attributes`` or ``Returns`` list would be read by numpydoc as one more entry of the
   list; it is moved up to the end of the description, where the reader looks for it.
 
+In the PDF (the LaTeX builder), each captioned part of ``_toc.yml`` (Chapters, Appendices,
+Exercises, ...) starts with a ``\\part`` page, as the HTML book's sidebar groups them.
+
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
 
 from __future__ import annotations
 
 import re
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.util.texescape import escape as tex_escape
 
 # The text outside ``...``, `...` and :role:`...`: literal parts are kept as they are.
 _LITERAL = re.compile(r"(:[\w:+-]+:`[^`]*`|``.+?``|`[^`]*`)")
@@ -120,7 +127,21 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+def _parts_for_latex(app, doctree):
+    """Before each captioned toctree of the root document, a LaTeX ``\\part`` of that caption."""
+    if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
+        return
+    for toctree in list(doctree.findall(addnodes.toctree)):
+        caption = toctree.get("caption")
+        if not caption:
+            continue
+        anchor = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
+        part = nodes.raw("", f"\\part{{{tex_escape(caption)}}}\n", format="latex")
+        anchor.parent.insert(anchor.parent.index(anchor), part)
+
+
 def setup(app):
+    app.connect("doctree-read", _parts_for_latex)
     # Before numpydoc (priority 500), which turns the sections into reST of its own.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)
