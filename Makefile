@@ -7,11 +7,17 @@ include course.mk
 THREADS := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONHASHSEED=0
 NBVAL   := --nbval --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg
 RELEASE ?= _build/release
+# The printable editions (LaTeX via XeLaTeX; the TeX packages are in the README's set-up).
+PDF_DIR ?= _build/pdf
+PDF_INSTRUCTOR_DIR ?= _build/pdf-instructor
+PDFBUILD = $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
 
-.PHONY: book-instructor test notebooks nbval assign bench release
+.PHONY: book-instructor pdf pdf-instructor test notebooks nbval assign bench release
 
 help::
 	@echo "make book-instructor  render the instructor book (solutions shown) to _build/instructor/_build/html"
+	@echo "make pdf              render the student book to one PDF, $(PDF_DIR)/book.pdf (needs TeX, see README)"
+	@echo "make pdf-instructor   the instructor book (solutions shown) as a PDF, $(PDF_INSTRUCTOR_DIR)/book.pdf"
 	@echo "make test             run every test (library, notebooks, grader, book, browser)"
 	@echo "make release          write the student edition (no solutions) to $(RELEASE)/, folder and zip"
 	@echo "make bench            run the benchmarks against scikit-learn (writes benchmarks/RESULTS.md)"
@@ -25,6 +31,21 @@ book-instructor: $(STAMP)
 	    --config _build/instructor-config/_config.yml --toc _build/instructor-config/_toc.yml \
 	    --path-output _build/instructor
 	@echo "Open _build/instructor/_build/html/index.html"
+
+# Sphinx's LaTeX builder, then latexmk with XeLaTeX; the PDF is copied next to the build.
+pdf: $(STAMP)
+	rm -rf $(PDF_DIR)
+	$(PDFBUILD) --path-output $(PDF_DIR)
+	cp $(PDF_DIR)/_build/latex/book.pdf $(PDF_DIR)/book.pdf
+	@echo "Open $(PDF_DIR)/book.pdf"
+
+pdf-instructor: $(STAMP)
+	$(BIN)/python tools/bookconfig.py instructor _build/instructor-config
+	rm -rf $(PDF_INSTRUCTOR_DIR)
+	$(PDFBUILD) --config _build/instructor-config/_config.yml --toc _build/instructor-config/_toc.yml \
+	    --path-output $(PDF_INSTRUCTOR_DIR)
+	cp $(PDF_INSTRUCTOR_DIR)/_build/latex/book.pdf $(PDF_INSTRUCTOR_DIR)/book.pdf
+	@echo "Open $(PDF_INSTRUCTOR_DIR)/book.pdf"
 
 test: $(STAMP)
 	$(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -n 2 --dist loadfile

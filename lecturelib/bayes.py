@@ -76,6 +76,18 @@ class JointTable:
         (``P(x) = 0``) has no posterior and is filled with NaN.
 
     See the chapter "Bayesian decision theory", section "Joint tables".
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import JointTable
+    >>> table = JointTable([[2, 6], [6, 2]])
+    >>> print(table.prior)
+    [0.5 0.5]
+    >>> print(table.posterior)
+    [[0.25 0.75]
+     [0.75 0.25]]
+    >>> print(table.map_decisions())
+    [1 0]
     """
 
     @validate_params({"counts": ["array-like"]})
@@ -137,6 +149,12 @@ def posterior(likelihood, prior):
     ValueError
         If the evidence ``P(x)`` is zero: the observation is impossible under every
         class that has prior mass, and the posterior is undefined.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import posterior
+    >>> print(posterior([0.9, 0.2], prior=[0.1, 0.9]).round(4))
+    [0.3333 0.6667]
     """
     prior = check_probability_vector(prior, "prior")
     if prior.ndim != 1:
@@ -155,6 +173,14 @@ def map_decision(likelihood, prior):
 
     Returns the class index (an int, or an array of ints for 2-D ``likelihood``).
     Ties go to the lowest index.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import map_decision
+    >>> map_decision([0.9, 0.2], prior=[0.1, 0.9])
+    1
+    >>> map_decision([0.9, 0.2], prior=[0.5, 0.5])
+    0
     """
     post = posterior(likelihood, prior)
     return _argmax(post)
@@ -162,7 +188,16 @@ def map_decision(likelihood, prior):
 
 @validate_params({"likelihood": ["array-like"]})
 def ml_decision(likelihood):
-    r"""Maximum likelihood class: :math:`\arg\max_j P(x \mid h_j)` (MAP with a uniform prior)."""
+    r"""Maximum likelihood class: :math:`\arg\max_j P(x \mid h_j)` (MAP with a uniform prior).
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import ml_decision
+    >>> ml_decision([0.9, 0.2])
+    0
+    >>> print(ml_decision([[0.9, 0.2], [0.1, 0.3]]))
+    [0 1]
+    """
     lik = _as_likelihood(likelihood)
     return _argmax(lik)
 
@@ -195,6 +230,13 @@ def expected_risk(posterior_probs, loss):
     Returns
     -------
     ndarray of the shape of ``posterior_probs``: the risk of each decision.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import expected_risk
+    >>> loss = [[0, 10], [1, 0]]
+    >>> print(expected_risk([0.3, 0.7], loss))
+    [7.  0.3]
     """
     post = check_probability_vector(posterior_probs, "posterior_probs")
     loss = _check_loss(loss, post.shape[-1])
@@ -206,6 +248,14 @@ def bayes_risk_decision(posterior_probs, loss):
     r"""The proper Bayes decision: :math:`\arg\min_i R(h_i \mid x)`.
 
     Under the 0/1 loss this is the MAP decision.  Ties go to the lowest index.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import bayes_risk_decision
+    >>> bayes_risk_decision([0.3, 0.7], [[0, 1], [1, 0]])
+    1
+    >>> bayes_risk_decision([0.3, 0.7], [[0, 1], [5, 0]])
+    0
     """
     risk = expected_risk(posterior_probs, loss)
     idx = np.argmin(risk, axis=-1)
@@ -231,6 +281,15 @@ def incremental_posterior(prior, likelihoods):
     Returns
     -------
     ndarray of shape (n_obs, n_classes): the posterior after each observation.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import incremental_posterior
+    >>> heads = [0.5, 0.9]
+    >>> print(incremental_posterior([0.5, 0.5], [heads, heads, heads]).round(4))
+    [[0.3571 0.6429]
+     [0.2358 0.7642]
+     [0.1464 0.8536]]
     """
     prior = check_probability_vector(prior, "prior")
     lik = _as_likelihood(likelihoods, prior.size)
@@ -253,6 +312,12 @@ def bernoulli_mle(tosses, head=0):
     Maximising :math:`\lambda \log q + (m - \lambda)\log(1 - q)`, with
     :math:`\lambda` the number of heads among ``m`` tosses, gives :math:`q^* = \lambda / m`.
     (The notes encode a head as 0; pass ``head=1`` for the other convention.)
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import bernoulli_mle
+    >>> bernoulli_mle([0, 0, 1, 0], head=0)
+    0.75
     """
     x = as_float_array(tosses, "tosses", ndim=1)
     if not np.all((x == 0) | (x == 1)):
@@ -283,6 +348,18 @@ def gaussian_mle(X, covariance_type="full"):
     mean : ndarray of shape (n_features,)
     covariance : ndarray of shape (n_features, n_features)
         For "spherical" this is :math:`\hat\sigma^2 I`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.bayes import gaussian_mle
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+    >>> mean, cov = gaussian_mle(X)
+    >>> print(mean)
+    [1. 1.]
+    >>> print(cov)
+    [[1. 0.]
+     [0. 1.]]
     """
     X = as_float_array(X, "X", ndim=2)
     mean = X.mean(axis=0)
@@ -302,6 +379,14 @@ def gaussian_log_likelihood(X, mean, covariance):
 
     .. math:: L = -\frac k2\log\lvert\Sigma\rvert - \frac{kn}2\log 2\pi
               - \frac12\sum_i (x_i-\mu)^\top\Sigma^{-1}(x_i-\mu)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.bayes import gaussian_log_likelihood
+    >>> X = np.array([[0.0], [1.0]])
+    >>> round(gaussian_log_likelihood(X, mean=[0.0], covariance=[[1.0]]), 4)
+    -2.3379
     """
     X = as_float_array(X, "X", ndim=2)
     mean = as_float_array(mean, "mean", ndim=1)
@@ -345,6 +430,14 @@ def free_parameters(shape, structure="full"):
         values and the others are independent given H; each of the ``s`` slices is a
         rank-1 tensor, plus the ``s - 1`` free entries of P(H):
         :math:`s\,(\sum_{i<n} k_i - (n-1)) + s - 1`.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import free_parameters
+    >>> free_parameters((2, 2, 2))
+    7
+    >>> free_parameters((2, 2, 2), structure="independent")
+    3
     """
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
         raise TypeError("shape must be a sequence of integers")
@@ -405,6 +498,18 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
         Shared model only.
 
     See the chapter "Bayesian decision theory", section "Two Gaussian classes".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.bayes import GaussianBayesClassifier
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> clf = GaussianBayesClassifier().fit(X, y)
+    >>> print(clf.predict([[0.5, 0.5], [3.5, 3.5]]))
+    [0 1]
+    >>> print(clf.predict_proba([[1.8, 1.9]]).round(3))
+    [[0.289 0.711]]
     """
 
     _parameter_constraints = {

@@ -40,7 +40,16 @@ _NAME = InstanceOf(str, "the exercise set's name, e.g. '01-bayes'", example="01-
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One public check after it ran: what it checks, and the problem if it failed."""
+    """One public check after it ran: what it checks, and the problem if it failed.
+
+    Examples
+    --------
+    >>> from lecturelib.checks import CheckResult
+    >>> CheckResult("p is a probability").holds
+    True
+    >>> CheckResult("p is a probability", problem="does not hold").holds
+    False
+    """
 
     why: str
     problem: str = ""
@@ -125,6 +134,19 @@ class PublicChecks:
         (at the first call) from the exercise notebook in ``folder``.
     folder : path-like, optional
         Where to look for the notebook; default the working directory at the first call.
+
+    Examples
+    --------
+    >>> from lecturelib.checks import PublicChecks
+    >>> check = PublicChecks("01-bayes", checks={"q1": [{"expr": "0 <= p <= 1", "why": "p is a probability"}]})
+    >>> p = 0.3
+    >>> check("q1")
+    q1: 1 of 1 public checks hold
+      pass  p is a probability
+    >>> p = 1.5
+    >>> check("q1")
+    q1: 0 of 1 public checks hold
+      FAIL  p is a probability (does not hold)
     """
 
     @validate_params({
@@ -180,7 +202,15 @@ class PublicChecks:
 
 @validate_params({"assignment": [_NAME]})
 def public_checks(assignment: str) -> PublicChecks:
-    """The ``check`` function of an exercise notebook; see :class:`PublicChecks`."""
+    """The ``check`` function of an exercise notebook; see :class:`PublicChecks`.
+
+    Examples
+    --------
+    >>> from lecturelib.checks import public_checks
+    >>> check = public_checks("01-bayes")
+    >>> check
+    PublicChecks('01-bayes')
+    """
     return PublicChecks(assignment)
 
 

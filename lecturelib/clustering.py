@@ -207,6 +207,14 @@ def kmeans_objective(X, labels):
     float
 
     See the chapter "Spectral clustering", section "K-means".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import kmeans_objective
+    >>> X = np.array([[0.0, 0.0], [0.0, 2.0], [5.0, 5.0]])
+    >>> round(kmeans_objective(X, [0, 0, 1]), 4)
+    2.0
     """
     X = as_float_array(X, "X", ndim=2)
     labels = _check_labels(labels, X.shape[0])
@@ -225,6 +233,18 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
     ``scaled=False``, :math:`G_{ij} \in \{0, 1\}` (so :math:`G^T G = \mathrm{diag}(l_j)`).
 
     See the chapter "Spectral clustering", section "The matrix form of K-means".
+
+    Examples
+    --------
+    >>> from lecturelib.clustering import indicator_matrix
+    >>> print(indicator_matrix([0, 0, 1], scaled=False))
+    [[1. 0.]
+     [1. 0.]
+     [0. 1.]]
+    >>> print(indicator_matrix([0, 0, 1]).round(4))
+    [[0.7071 0.    ]
+     [0.7071 0.    ]
+     [0.     1.    ]]
     """
     labels = np.asarray(labels)
     labels = _check_labels(labels, labels.shape[0] if labels.ndim == 1 else -1)
@@ -250,6 +270,14 @@ def trace_objective(K, labels):
     maximising it is K-means.
 
     See the chapter "Spectral clustering", section "The matrix form of K-means".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import trace_objective
+    >>> K = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> round(trace_objective(K, [0, 0, 1]), 4)
+    3.0
     """
     K = check_square(K, "K")
     G = indicator_matrix(_check_labels(labels, K.shape[0]))
@@ -264,6 +292,14 @@ def cut_value(W, labels):
     for two clusters this is :math:`\mathrm{cut}(A, B) = \sum_{i\in A, j\in B} W_{ij}`.
 
     See the chapter "Spectral clustering", section "Min-cut".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import cut_value
+    >>> W = np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 0.5], [1.0, 0.5, 0.0]])
+    >>> cut_value(W, [0, 0, 1])
+    1.5
     """
     W = _check_affinity(W, "W")
     labels = _check_labels(labels, W.shape[0])
@@ -291,6 +327,14 @@ def min_cut(W):
         ``0`` on the other side.
 
     See the chapter "Spectral clustering", section "Min-cut".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import min_cut
+    >>> W = np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 0.5], [1.0, 0.5, 0.0]])
+    >>> min_cut(W)
+    (1.5, array([0, 0, 1]))
     """
     W = _check_affinity(W, "W")
     m = W.shape[0]
@@ -331,6 +375,15 @@ def laplacian(K, *, normalized=False):
     r"""The graph Laplacian ``D - K``, or ``I - D^{-1/2} K D^{-1/2}`` when normalised.
 
     See the chapter "Spectral clustering", section "Ratio cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import laplacian
+    >>> K = np.array([[0.0, 1.0], [1.0, 0.0]])
+    >>> print(laplacian(K))
+    [[ 1. -1.]
+     [-1.  1.]]
     """
     K = _check_affinity(K, "K", allow_sparse=True)
     d = _degrees(K)
@@ -352,6 +405,15 @@ def ratio_cut_matrix(K):
     its signs. ``K'`` may have negative entries.
 
     See the chapter "Spectral clustering", section "Ratio cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import ratio_cut_matrix
+    >>> K = np.array([[1.0, 1.0], [1.0, 1.0]])
+    >>> print(ratio_cut_matrix(K))
+    [[0. 1.]
+     [1. 0.]]
     """
     K = _check_affinity(K, "K", allow_sparse=True)
     d = np.asarray(K.sum(axis=1)).ravel()
@@ -373,6 +435,16 @@ def normalized_cut_matrix(K):
         Symmetric non-negative affinities with no all-zero row.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import normalized_cut_matrix
+    >>> K = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
+    >>> print(normalized_cut_matrix(K).round(4))
+    [[0.5 0.5 0. ]
+     [0.5 0.5 0. ]
+     [0.  0.  1. ]]
     """
     K = _check_affinity(K, "K", allow_sparse=True)
     s = 1.0 / np.sqrt(_degrees(K))
@@ -418,6 +490,15 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
         pattern admits no doubly-stochastic scaling, such as ``[[0, 1], [1, 1]]``).
 
     See the chapter "Spectral clustering", section "Normalised cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import doubly_stochastic
+    >>> K = np.array([[2.0, 1.0], [1.0, 1.0]])
+    >>> F = doubly_stochastic(K)
+    >>> print(F.sum(axis=0).round(6), F.sum(axis=1).round(6))
+    [1. 1.] [1. 1.]
     """
     K = _check_affinity(K, "K")
     if not tol > 0:
@@ -456,6 +537,16 @@ def nassoc_value(W, labels):
     r"""Normalised association :math:`\sum_j \mathrm{sum}(\psi_j,\psi_j)/\mathrm{sum}(\psi_j,V)`.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import nassoc_value, ncut_value
+    >>> W = np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 0.5], [1.0, 0.5, 0.0]])
+    >>> round(nassoc_value(W, [0, 0, 1]), 4)
+    0.7273
+    >>> round(nassoc_value(W, [0, 0, 1]) + ncut_value(W, [0, 0, 1]), 4)
+    2.0
     """
     within, total = _cluster_sums(W, labels)
     return float(np.sum(within / total))
@@ -469,6 +560,14 @@ def ncut_value(W, labels):
     identity ``Ncut = k - Nassoc``), so the identity can be checked.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import ncut_value
+    >>> W = np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 0.5], [1.0, 0.5, 0.0]])
+    >>> round(ncut_value(W, [0, 0, 1]), 4)
+    1.2727
     """
     W = _check_affinity(W, "W")
     labels = _check_labels(labels, W.shape[0])
@@ -497,6 +596,17 @@ def kmeans_plusplus(X, n_clusters, *, random_state=None, n_local_trials=None):
     indices : ndarray of shape (n_clusters,)
 
     See the chapter "Spectral clustering", section "K-means".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import kmeans_plusplus
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [5.0, 5.0], [5.0, 6.0]])
+    >>> centers, indices = kmeans_plusplus(X, 2, random_state=0)
+    >>> print(centers.shape)
+    (2, 2)
+    >>> sorted(indices.tolist()) in ([0, 2], [0, 3], [1, 2], [1, 3])
+    True
     """
     X = as_float_array(X, "X", ndim=2)
     n = X.shape[0]
@@ -627,6 +737,17 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     n_features_in_ : int
 
     See the chapter "Spectral clustering", section "K-means".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.clustering import KMeans
+    >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [5.0, 5.0], [5.0, 6.0]])
+    >>> km = KMeans(n_clusters=2, random_state=0).fit(X)
+    >>> print(km.labels_[0] == km.labels_[1], km.labels_[0] == km.labels_[2])
+    True False
+    >>> round(float(km.inertia_), 4)
+    1.0
     """
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=10, max_iter=300, tol=1e-4,
@@ -747,6 +868,15 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     n_iter_ : int
 
     See the chapter "Spectral clustering", section "Kernel K-means and spectral clustering".
+
+    Examples
+    --------
+    >>> from lecturelib.clustering import KernelKMeans
+    >>> from lecturelib.datasets import concentric_rings
+    >>> X, rings = concentric_rings(n_per_ring=30, radii=(0.0, 2.0), noise=0.05)
+    >>> kkm = KernelKMeans(n_clusters=2, kernel="rbf", gamma=1.0, random_state=0).fit(X)
+    >>> len(set(kkm.labels_.tolist()))
+    2
     """
 
     def __init__(self, n_clusters=8, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_init=10,
@@ -909,6 +1039,15 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
     vectors : ndarray of shape (m, n_components)
 
     See the chapter "Spectral clustering", section "The spectral embedding".
+
+    Examples
+    --------
+    >>> from lecturelib.clustering import spectral_embedding
+    >>> from lecturelib.datasets import block_affinity
+    >>> K, labels = block_affinity((2, 3))
+    >>> eigenvalues, vectors = spectral_embedding(K, 2)
+    >>> print(eigenvalues.round(4), vectors.shape)
+    [1. 1.] (5, 2)
     """
     K = _check_affinity(K, "K", allow_sparse=True)
     n = K.shape[0]
@@ -976,6 +1115,16 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
         The rows that K-means clusters.
 
     See the chapter "Spectral clustering", section "The spectral embedding".
+
+    Examples
+    --------
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> from lecturelib.clustering import SpectralClustering
+    >>> from lecturelib.datasets import concentric_rings
+    >>> X, rings = concentric_rings(n_per_ring=50, radii=(0.0, 2.0), noise=0.05)
+    >>> sc = SpectralClustering(n_clusters=2, affinity="rbf", gamma=2.0, random_state=0).fit(X)
+    >>> adjusted_rand_score(rings, sc.labels_)
+    1.0
     """
 
     def __init__(self, n_clusters=8, *, affinity="rbf", gamma=1.0, n_neighbors=10,

@@ -47,6 +47,16 @@ def bmi_counts():
 
     Rows are the classes h1 = over-weight and h2 = normal weight; columns are five
     ordered BMI values x1..x5.  22 hits in total.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import bmi_counts
+    >>> counts = bmi_counts()
+    >>> print(counts)
+    [[2 5 4 2 1]
+     [0 0 3 3 2]]
+    >>> int(counts.sum())
+    22
     """
     return np.array([[2, 5, 4, 2, 1], [0, 0, 3, 3, 2]])
 
@@ -56,6 +66,16 @@ def cancer_test_kit():
 
     Returns a dict with ``p_pos_given_cancer`` = 0.98, ``p_pos_given_healthy`` = 0.03
     and the prior ``p_cancer`` = 0.01.
+
+    Examples
+    --------
+    >>> from lecturelib.bayes import posterior
+    >>> from lecturelib.datasets import cancer_test_kit
+    >>> kit = cancer_test_kit()
+    >>> likelihood = [kit["p_pos_given_cancer"], kit["p_pos_given_healthy"]]
+    >>> prior = [kit["p_cancer"], 1 - kit["p_cancer"]]
+    >>> print(posterior(likelihood, prior).round(4))
+    [0.2481 0.7519]
     """
     return {"p_pos_given_cancer": 0.98, "p_pos_given_healthy": 0.03, "p_cancer": 0.01}
 
@@ -64,6 +84,13 @@ def fair_or_biased_coin():
     """The incremental-Bayes coin of the notes (credited there to R. Rivest).
 
     Returns a dict: ``p_head`` = (0.5, 0.6) for (fair, biased) and ``prior`` = (0.75, 0.25).
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import fair_or_biased_coin
+    >>> coin = fair_or_biased_coin()
+    >>> coin["p_head"], coin["prior"]
+    ((0.5, 0.6), (0.75, 0.25))
     """
     return {"p_head": (0.5, 0.6), "prior": (0.75, 0.25)}
 
@@ -79,6 +106,15 @@ def die_rolls():
     The empirical distribution is (0.1, 0.1, 0.05, 0.2, 0.35, 0.2); it is one of many
     with mean 4.2 (chapter 2 uses it to show that the ML Gibbs fit depends on the data
     only through the mean).  Returns ``(faces, counts)``.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import die_rolls
+    >>> faces, counts = die_rolls()
+    >>> print(counts, int(counts.sum()))
+    [2 2 1 4 7 4] 20
+    >>> float(faces @ counts / counts.sum())
+    4.2
     """
     return np.arange(1, 7), np.array([2, 2, 1, 4, 7, 4])
 
@@ -91,6 +127,15 @@ def coin_population_triplets(weights=(0.4, 0.6), p=(0.8, 0.3)):
     otherwise, and tossed three times; 1 is a head.  With the defaults every cell's
     probability is a multiple of 1/1000 (0.209, 0.101, 0.089, 0.221 for 0..3 heads),
     so the sample *is* the population.  Returns an int array of shape (1000, 3).
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import coin_population_triplets
+    >>> X = coin_population_triplets()
+    >>> print(X.shape)
+    (1000, 3)
+    >>> print(X.mean(axis=0).round(4))
+    [0.5 0.5 0.5]
     """
     weights, p = _coin_mixture(weights, p)
     cells = np.array([[a, b, c] for a in (0, 1) for b in (0, 1) for c in (0, 1)])
@@ -114,6 +159,13 @@ def coin_tosses(n_runs=2000, n_tosses=3, weights=(0.4, 0.6), p=(0.8, 0.3), rando
 
     Returns ``(X, coin)``: the 0/1 matrix of shape (n_runs, n_tosses) and the index of
     the coin used for each run.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import coin_tosses
+    >>> X, coin = coin_tosses(n_runs=5, random_state=0)
+    >>> print(X.shape, coin.shape)
+    (5, 3) (5,)
     """
     weights, p = _coin_mixture(weights, p)
     rng = np.random.default_rng(random_state)
@@ -128,6 +180,13 @@ def three_gaussians(n_samples=1500, random_state=0):
     standard deviations 0.5, 1.0, 0.7 and weights 0.3, 0.3, 0.4.
 
     Returns ``(X, labels, truth)`` with ``truth`` a dict of the generating parameters.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import three_gaussians
+    >>> X, labels, truth = three_gaussians(n_samples=300)
+    >>> print(X.shape, sorted(set(labels.tolist())))
+    (300, 2) [0, 1, 2]
     """
     truth = {"weights": np.array([0.3, 0.3, 0.4]),
              "means": np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]),
@@ -157,6 +216,15 @@ def topic_corpus(n_documents=60, n_tokens=6000, random_state=0):
 
     Returns a dict with ``counts`` (n_documents, n_words), ``vocabulary``,
     ``topics`` (names), and the true ``weights``, ``topic_word``, ``topic_document``.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import topic_corpus
+    >>> corpus = topic_corpus()
+    >>> print(corpus["counts"].shape, int(corpus["counts"].sum()))
+    (60, 30) 6000
+    >>> corpus["topics"]
+    ['sport', 'kitchen', 'space']
     """
     rng = np.random.default_rng(random_state)
     topics = list(_TOPIC_WORDS)
@@ -193,6 +261,13 @@ def svm_blobs_with_outlier(n_per_class=20, seed=0):
     the last point is a +1 point planted inside class -1, so that no hyperplane
     separates the data and the soft margin must pay for one margin error (the setting
     of the notes' Fig. 4.1).  Returns ``(X, y)`` with ``y`` in {-1, +1}.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import svm_blobs_with_outlier
+    >>> X, y = svm_blobs_with_outlier(n_per_class=20)
+    >>> print(X.shape, sorted(set(y.tolist())))
+    (41, 2) [-1.0, 1.0]
     """
     rng = np.random.default_rng(seed)
     neg = rng.normal(size=(n_per_class, 2)) + np.array([-1.5, -1.0])
@@ -210,6 +285,13 @@ def conic_classes(n=150, seed=0):
     ``x1^2/4 + x2^2 + x1*x2/2 < 1.3`` and -1 outside, with the points too close to the
     boundary (within 0.25 in the level of the quadratic) dropped so that a conic separates
     the classes with a margin.  Returns ``(X, y)``; ``y`` in {-1, +1}.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import conic_classes
+    >>> X, y = conic_classes(n=150)
+    >>> print(X.shape, sorted(set(y.tolist())))
+    (150, 2) [-1.0, 1.0]
     """
     rng = np.random.default_rng(seed)
     X = rng.uniform(-3, 3, size=(4 * n, 2))
@@ -229,6 +311,15 @@ def planets():
 
     Returns ``(names, X, feature_names)``: ``X`` has one row per planet and the columns
     distance to the Sun [AU], equatorial diameter [km] and density [g/cm^3].
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import planets
+    >>> names, X, feature_names = planets()
+    >>> print(names[2], X[2].tolist())
+    Earth [1.0, 12756.0, 5.52]
+    >>> feature_names
+    ['distance (AU)', 'diameter (km)', 'density (g/cm3)']
     """
     names = ["Mercury", "Venus", "Earth", "Mars", "Jupiter", "Saturn", "Uranus", "Neptune", "Pluto"]
     X = np.array([
@@ -243,12 +334,32 @@ def student_grades():
     """Four students' grades in two exams (the slides' feature-extraction example).
 
     Returns ``(names, X)`` with ``X`` of shape (4, 2): exam 1, exam 2.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import student_grades
+    >>> names, X = student_grades()
+    >>> print(names)
+    ['A', 'B', 'C', 'D']
+    >>> print(X)
+    [[20. 20.]
+     [ 5.  6.]
+     [20. 14.]
+     [10.  5.]]
     """
     return ["A", "B", "C", "D"], np.array([[20.0, 20.0], [5.0, 6.0], [20.0, 14.0], [10.0, 5.0]])
 
 
 def pca_exercise_points():
-    """The eight 2-D points of the slides' PCA exercise, shape (8, 2)."""
+    """The eight 2-D points of the slides' PCA exercise, shape (8, 2).
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import pca_exercise_points
+    >>> X = pca_exercise_points()
+    >>> print(X.shape, X.mean(axis=0))
+    (8, 2) [5. 5.]
+    """
     return np.array([[1, 2], [3, 3], [3, 5], [5, 4], [5, 6], [6, 5], [8, 7], [9, 8]], dtype=float)
 
 
@@ -263,6 +374,15 @@ def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_st
 
     Returns ``(X, y)``: ``X`` of shape (n_per_ring * len(radii), 2) and the ring index ``y``.
     A radius of 0 gives a blob of standard deviation ``noise`` at the origin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.datasets import concentric_rings
+    >>> X, y = concentric_rings(n_per_ring=100, radii=(1.0, 2.0), noise=0.1)
+    >>> radius = np.linalg.norm(X, axis=1)
+    >>> print(X.shape, [round(float(radius[y == k].mean()), 1) for k in (0, 1)])
+    (200, 2) [1.0, 2.0]
     """
     rng = np.random.default_rng(random_state)
     Xs, ys = [], []
@@ -284,6 +404,13 @@ def elongated_classes(n_per_class=200, random_state=0):
 
     The class centres differ more along the first axis, but the classes overlap there;
     along the second axis they are separated.  Returns ``(X, y)``.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import elongated_classes
+    >>> X, y = elongated_classes(n_per_class=50)
+    >>> print(X.shape, X[y == 0].std(axis=0).round(1))
+    (100, 2) [1.9 0.4]
     """
     rng = np.random.default_rng(random_state)
     cov = np.array([[4.0, 0.0], [0.0, 0.15]])
@@ -304,6 +431,19 @@ def block_affinity(sizes=(4, 5)):
 
     Block diagonal, with an all-ones block per cluster (4 + 5 points by default) and
     zeros across.  Returns ``(K, labels)``.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import block_affinity
+    >>> K, labels = block_affinity((2, 3))
+    >>> print(K)
+    [[1. 1. 0. 0. 0.]
+     [1. 1. 0. 0. 0.]
+     [0. 0. 1. 1. 1.]
+     [0. 0. 1. 1. 1.]
+     [0. 0. 1. 1. 1.]]
+    >>> print(labels)
+    [0 0 1 1 1]
     """
     sizes = [int(s) for s in np.ravel(sizes)]
     labels = np.repeat(np.arange(len(sizes)), sizes)
@@ -318,6 +458,13 @@ def two_groups_and_a_stray_point(n_per_group=10, seed=0):
     The minimum cut of the RBF affinity (gamma = 0.5) isolates the stray point; the
     normalised cut separates the two groups.  Returns ``(X, groups)`` with
     ``groups`` = 0, 1 for the groups and 2 for the stray point.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import two_groups_and_a_stray_point
+    >>> X, groups = two_groups_and_a_stray_point(n_per_group=10)
+    >>> print(X.shape, [int((groups == g).sum()) for g in (0, 1, 2)])
+    (21, 2) [10, 10, 1]
     """
     rng = np.random.default_rng(seed)
     X = np.vstack([rng.normal(0, 0.3, (n_per_group, 2)),
@@ -337,18 +484,50 @@ def four_concept_table():
 
     Rows are the concepts c1..c4, columns the points x1..x3; entry 1 means the point
     belongs to the concept.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import four_concept_table
+    >>> from lecturelib.vc import dichotomies, finite_class
+    >>> table = four_concept_table()
+    >>> print(table)
+    [[1 1 1]
+     [0 1 1]
+     [1 0 0]
+     [0 0 0]]
+    >>> len(dichotomies([0, 1, 2], finite_class(table)))
+    4
     """
     return np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0], [0, 0, 0]])
 
 
 def rectangle_game_target():
     """Target rectangle of the chapter 7 simulations: [0.2, 0.7] x [0.1, 0.6] in the unit
-    square, with D uniform on [0, 1]^2 (area 0.25).  Returns ``(lower, upper)``."""
+    square, with D uniform on [0, 1]^2 (area 0.25).  Returns ``(lower, upper)``.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import rectangle_game_target
+    >>> lower, upper = rectangle_game_target()
+    >>> print(lower, upper)
+    [0.2 0.1] [0.7 0.6]
+    >>> round(float((upper - lower).prod()), 4)
+    0.25
+    """
     return np.array([0.2, 0.1]), np.array([0.7, 0.6])
 
 
 def cross_points():
-    """Four points in a cross (a diamond) that axis-aligned rectangles shatter."""
+    """Four points in a cross (a diamond) that axis-aligned rectangles shatter.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import cross_points
+    >>> from lecturelib.vc import is_shattered
+    >>> X = cross_points()
+    >>> is_shattered(X, "rectangles")
+    True
+    """
     return np.array([[0.0, 1.0], [1.0, 0.0], [0.0, -1.0], [-1.0, 0.0]])
 
 
@@ -373,6 +552,13 @@ def digit_halves(kind="left-right"):
     view_a, view_b : ndarray of shape (1797, 32)
         Pixel intensities in [0, 16] of the left (top) and right (bottom) halves.
     y : ndarray of shape (1797,)
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import digit_halves
+    >>> left, right, y = digit_halves()
+    >>> print(left.shape, right.shape, y.shape)
+    (1797, 32) (1797, 32) (1797,)
     """
     from sklearn.datasets import load_digits
 
@@ -441,6 +627,16 @@ def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_siz
         Unit-length pixel vectors.
     y : ndarray of str
         The character of each row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.datasets import rendered_characters
+    >>> X, y = rendered_characters("AB", 3)
+    >>> print(X.shape, y.tolist())
+    (6, 256) ['A', 'A', 'A', 'B', 'B', 'B']
+    >>> print(np.linalg.norm(X, axis=1).round(6))
+    [1. 1. 1. 1. 1. 1.]
     """
     from scipy.ndimage import affine_transform
 
@@ -477,6 +673,13 @@ def balance_scale():
     larger), ``"R"`` if it tips right and ``"B"`` if it balances: 288, 288 and 49 rows.
 
     Returns ``(X, y)``: an int array of shape (625, 4) and a string array of shape (625,).
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import balance_scale
+    >>> X, y = balance_scale()
+    >>> print(X.shape, sorted(set(y.tolist())))
+    (625, 4) ['B', 'L', 'R']
     """
     grid = np.arange(1, 6)
     X = np.array(np.meshgrid(grid, grid, grid, grid, indexing="ij")).reshape(4, -1).T

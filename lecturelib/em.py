@@ -215,6 +215,19 @@ class BernoulliMixture(_PointMixture):
     ``X`` is a 0/1 matrix, one row per run and one column per toss; 1 is a head.
 
     See the chapter "The EM algorithm and mixtures", section "The coins example".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.em import BernoulliMixture
+    >>> rng = np.random.default_rng(0)
+    >>> coin = rng.random(400) < 0.4
+    >>> X = (rng.random((400, 3)) < np.where(coin, 0.8, 0.3)[:, None]).astype(int)
+    >>> mix = BernoulliMixture(n_components=2, random_state=0).fit(X)
+    >>> print(np.sort(mix.p_).round(1))
+    [0.2 0.7]
+    >>> bool(np.all(np.diff(mix.loglik_history_) > -1e-9))
+    True
     """
 
     _param_names = ("weights", "p")
@@ -329,6 +342,18 @@ class GaussianMixture(_PointMixture):
         Final log-likelihood per sample.
 
     See the chapter "The EM algorithm and mixtures", section "Gaussian mixtures".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.em import GaussianMixture
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 0.5, (100, 2)), rng.normal(4, 0.5, (100, 2))])
+    >>> gm = GaussianMixture(n_components=2, random_state=0).fit(X)
+    >>> print(np.sort(gm.means_[:, 0]).round(0) + 0.0)
+    [0. 4.]
+    >>> print(gm.weights_.round(2))
+    [0.5 0.5]
     """
 
     _param_names = ("weights", "means", "covariances")
@@ -504,6 +529,17 @@ class MultinomialMixture(BaseEstimator):
     notes' word-by-document matrix); entries are non-negative counts.
 
     See the chapter "The EM algorithm and mixtures", section "Bags of words".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.em import MultinomialMixture
+    >>> counts = np.array([[5, 4, 0, 0], [4, 6, 0, 1], [0, 1, 5, 6], [0, 0, 6, 4]])
+    >>> plsa = MultinomialMixture(n_components=2, random_state=0).fit(counts)
+    >>> print(plsa.weights_.shape, plsa.topic_word_.shape)
+    (2,) (2, 4)
+    >>> bool(np.all(np.diff(plsa.loglik_history_) > -1e-9))
+    True
     """
 
     _parameter_constraints = dict(_COMMON_CONSTRAINTS)

@@ -59,6 +59,13 @@ def hpca_weights(c, gamma):
     (eta_neg, eta_pos) : tuple of float
 
     See the chapter "Hyperbolic PCA", section "From the bound to an eigenproblem".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import hpca_weights
+    >>> eta_neg, eta_pos = hpca_weights(0.5, 0.1)
+    >>> print(round(eta_neg, 4), round(eta_pos, 4))
+    1.3333 -4.0
     """
     c = check_in_open_interval(c, "c", 0.0, 1.0)
     gamma = _check_positive(gamma, "gamma")
@@ -140,6 +147,17 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         (``anchors2`` is empty for ``fit``).
 
     See the chapter "Hyperbolic PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.hpca import HyperbolicPCA
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1, 2], 10)
+    >>> X = np.hstack([5.0 * y[:, None], rng.normal(size=(30, 2))])
+    >>> hpca = HyperbolicPCA(n_components=1).fit(X, y)
+    >>> print(np.abs(hpca.components_).round(2))
+    [[1.   0.05 0.05]]
     """
 
     def __init__(self, n_components=2, kernel=None, gamma=None, degree=3, coef0=1.0,
@@ -317,7 +335,14 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
 
 def margin_loss(t, gamma):
     r"""The margin function :math:`f_\gamma(t)`: 1 for :math:`t\le0`, :math:`1-t/\gamma` on
-    :math:`(0,\gamma)`, 0 for :math:`t\ge\gamma`.  Vectorised over ``t``."""
+    :math:`(0,\gamma)`, 0 for :math:`t\ge\gamma`.  Vectorised over ``t``.
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import margin_loss
+    >>> print(margin_loss([-1.0, 0.05, 0.2], gamma=0.1))
+    [1.  0.5 0. ]
+    """
     gamma = _check_positive(gamma, "gamma")
     t = as_float_array(t, "t", allow_empty=True)
     return np.clip(1.0 - t / gamma, 0.0, 1.0)
@@ -347,6 +372,12 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     gamma : float > 0
 
     See the chapter "Hyperbolic PCA", section "The margin risk".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import empirical_margin_risk
+    >>> round(empirical_margin_risk([0.01, 0.5, 0.04], [True, False, False], c=0.5, gamma=0.1), 4)
+    0.3333
     """
     d, s = _check_pairs(sq_dists, same)
     c = check_in_open_interval(c, "c", 0.0, 1.0)
@@ -361,6 +392,12 @@ def balanced_pair_risk(sq_dists, same, c):
     a distance exactly equal to ``c`` (undecided) counts as an error.
 
     See the chapter "Hyperbolic PCA", section "The transfer experiment".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import balanced_pair_risk
+    >>> round(balanced_pair_risk([0.01, 0.5, 0.04], [True, False, False], c=0.15), 4)
+    0.0
     """
     d, s = _check_pairs(sq_dists, same)
     if s.all() or not s.any():
@@ -374,6 +411,13 @@ def best_threshold(sq_dists, same):
 
     Candidates are the midpoints between consecutive distinct distances (and points
     just outside their range).  Returns ``(c, risk)``.
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import best_threshold
+    >>> c, risk = best_threshold([0.01, 0.02, 0.5, 0.9], [True, True, False, False])
+    >>> print(round(risk, 4))
+    0.0
     """
     d, s = _check_pairs(sq_dists, same)
     if s.all() or not s.any():
@@ -415,6 +459,12 @@ def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
         :math:`\hat R_\gamma`; the bound is returned with the same shape.
 
     See the chapter "Hyperbolic PCA", section "The bounds".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import operator_bound
+    >>> round(operator_bound(10000, hs_norm=1.0, op_norm=1.0, gamma=0.1), 4)
+    0.4122
     """
     m = check_positive_int(m, "m")
     hs_norm = _check_positive(hs_norm, "hs_norm")
@@ -450,6 +500,14 @@ def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
     empirical_risk : float or array_like, default=0.0
 
     See the chapter "Hyperbolic PCA", section "The bounds".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import hpca_bound
+    >>> round(hpca_bound(10000, d=5, gamma=0.1), 4)
+    0.6595
+    >>> round(hpca_bound(40000, d=5, gamma=0.1), 4)
+    0.3297
     """
     d = check_positive_int(d, "d")
     return operator_bound(m, math.sqrt(d), 1.0, gamma, delta, empirical_risk)
@@ -485,6 +543,14 @@ def one_shot_nn_error(Z, y):
     float
 
     See the chapter "Hyperbolic PCA", section "The transfer experiment".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.hpca import one_shot_nn_error
+    >>> Z = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> round(one_shot_nn_error(Z, [0, 0, 1, 1]), 4)
+    0.0
     """
     Z = as_float_array(Z, "Z", ndim=2)
     y = np.asarray(y)

@@ -71,6 +71,15 @@ def linear_kernel(X, Y=None):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "The kernel trick".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import linear_kernel
+    >>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> print(linear_kernel(X))
+    [[1. 1.]
+     [1. 5.]]
     """
     X, Y = _pair(X, Y)
     return X @ Y.T
@@ -106,6 +115,15 @@ def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import polynomial_kernel
+    >>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> print(polynomial_kernel(X, degree=2, coef0=1.0))
+    [[ 4.  4.]
+     [ 4. 36.]]
     """
     X, Y = _pair(X, Y)
     gamma = _gamma_value(gamma, X.shape[1])
@@ -140,6 +158,15 @@ def rbf_kernel(X, Y=None, gamma=None):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "The RBF kernel".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import rbf_kernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> print(rbf_kernel(X, gamma=0.5).round(4))
+    [[1.     0.3679]
+     [0.3679 1.    ]]
     """
     X, Y = _pair(X, Y)
     gamma = _gamma_value(gamma, X.shape[1])
@@ -173,6 +200,18 @@ def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "Mercer's condition".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import sigmoid_kernel, is_psd
+    >>> X = np.array([[1.0], [2.0]])
+    >>> K = sigmoid_kernel(X, gamma=1.0, coef0=-1.0)
+    >>> print(K.round(4))
+    [[0.     0.7616]
+     [0.7616 0.9951]]
+    >>> is_psd(K)
+    False
     """
     X, Y = _pair(X, Y)
     return np.tanh(float(gamma) * (X @ Y.T) + float(coef0))
@@ -196,6 +235,15 @@ def negative_distance_kernel(X, Y=None):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "Mercer's condition".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import negative_distance_kernel
+    >>> X = np.array([[0.0], [3.0]])
+    >>> print(negative_distance_kernel(X) + 0.0)
+    [[ 0. -3.]
+     [-3.  0.]]
     """
     X, Y = _pair(X, Y)
     return -np.sqrt(_squared_distances(X, Y))
@@ -235,6 +283,18 @@ def gram_matrix(X, Y=None, kernel="rbf", **params):
     K : ndarray of shape (n, m)
 
     See the chapter "Support vector machines and kernels", section "The kernel trick".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import gram_matrix
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> print(gram_matrix(X, kernel="polynomial", degree=2, coef0=1.0))
+    [[4. 1.]
+     [1. 4.]]
+    >>> print(gram_matrix(X, kernel="rbf", gamma=1.0).round(4))
+    [[1.     0.1353]
+     [0.1353 1.    ]]
     """
     if callable(kernel):
         X, Y = _pair(X, Y)
@@ -260,6 +320,16 @@ def kernel_diagonal(X, kernel="rbf", **params):
     diag : ndarray of shape (n,)
 
     See the chapter "Support vector machines and kernels".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import kernel_diagonal
+    >>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> print(kernel_diagonal(X, kernel="linear"))
+    [1. 5.]
+    >>> print(kernel_diagonal(X, kernel="rbf", gamma=1.0))
+    [1. 1.]
     """
     X = as_float_array(X, "X", ndim=2)
     sq = np.sum(X * X, axis=1)
@@ -305,6 +375,14 @@ def polynomial_exponents(n_features, degree, homogeneous=True):
     exponents : ndarray of shape (dimension, n_features), integer
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+
+    Examples
+    --------
+    >>> from lecturelib.kernels import polynomial_exponents
+    >>> print(polynomial_exponents(2, 2))
+    [[2 0]
+     [1 1]
+     [0 2]]
     """
     k, d = int(n_features), int(degree)
     degrees = [d] if homogeneous else range(d, -1, -1)
@@ -346,6 +424,14 @@ def feature_space_dimension(n_features, degree, homogeneous=True):
     int
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+
+    Examples
+    --------
+    >>> from lecturelib.kernels import feature_space_dimension
+    >>> feature_space_dimension(2, 2)
+    3
+    >>> feature_space_dimension(256, 5, homogeneous=False)
+    9711475137
     """
     k, d = int(n_features), int(degree)
     return math.comb(k + d - 1, d) if homogeneous else math.comb(k + d, d)
@@ -392,6 +478,17 @@ def polynomial_feature_map(X, degree, theta=0.0):
         ``Phi @ Phi.T`` equals ``polynomial_kernel(X, degree=degree, coef0=theta)``.
 
     See the chapter "Support vector machines and kernels", section "Polynomial kernels".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import polynomial_feature_map, polynomial_kernel
+    >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
+    >>> Phi = polynomial_feature_map(X, degree=2)
+    >>> print(Phi.shape)
+    (2, 3)
+    >>> np.allclose(Phi @ Phi.T, polynomial_kernel(X, degree=2))
+    True
     """
     X = as_float_array(X, "X", ndim=2)
     d, theta = int(degree), float(theta)
@@ -436,6 +533,15 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
     Phi : ndarray of shape (n, sum_j dim_j)
 
     See the chapter "Support vector machines and kernels", section "The RBF kernel".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import rbf_feature_map, rbf_kernel
+    >>> X = np.array([[0.1, 0.2], [0.3, -0.1]])
+    >>> Phi = rbf_feature_map(X, max_degree=8, gamma=0.5)
+    >>> np.allclose(Phi @ Phi.T, rbf_kernel(X, gamma=0.5), atol=1e-6)
+    True
     """
     X = as_float_array(X, "X", ndim=2)
     gamma = _gamma_value(gamma, X.shape[1])
@@ -459,6 +565,13 @@ def min_eigenvalue(K):
     float
 
     See the chapter "Support vector machines and kernels", section "Mercer's condition".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import min_eigenvalue
+    >>> round(min_eigenvalue(np.array([[2.0, 1.0], [1.0, 2.0]])), 6)
+    1.0
     """
     K = check_square(K, "K")
     scale = max(1.0, float(np.abs(K).max()))
@@ -486,6 +599,15 @@ def is_psd(K, tol=1e-10):
     bool
 
     See the chapter "Support vector machines and kernels", section "Mercer's condition".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import is_psd
+    >>> is_psd(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    True
+    >>> is_psd(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    False
     """
     K = check_square(K, "K")
     scale = max(1.0, float(np.abs(K).max()))

@@ -69,6 +69,12 @@ def entropy(p, base=None):
     float
 
     See the chapter "Maximum likelihood and maximum entropy", section "Maximum entropy".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import entropy
+    >>> round(entropy([0.5, 0.25, 0.25], base=2), 4)
+    1.5
     """
     p = check_probability_vector(p, "p")
     if p.ndim != 1:
@@ -99,6 +105,14 @@ def relative_entropy(x, y):
         ``inf`` when some :math:`x_i > 0` has :math:`y_i = 0`.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Relative entropy".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import relative_entropy
+    >>> round(relative_entropy([0.5, 0.5], [0.9, 0.1]), 4)
+    0.5108
+    >>> round(relative_entropy([1.0, 2.0], [1.0, 2.0]), 4)
+    0.0
     """
     x = check_nonnegative(x, "x", ndim=1)
     y = check_nonnegative(y, "y", ndim=1)
@@ -130,6 +144,12 @@ def kl_divergence(p, q, base=None):
         Logarithm base; natural logarithm by default.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Relative entropy".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import kl_divergence
+    >>> round(kl_divergence([0.5, 0.5], [0.9, 0.1], base=2), 4)
+    0.737
     """
     p = check_probability_vector(p, "p")
     q = check_probability_vector(q, "q")
@@ -156,6 +176,12 @@ def empirical_distribution(counts):
 
     See the chapter "Maximum likelihood and maximum entropy", section
     "The empirical distribution is the ML estimate".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import empirical_distribution
+    >>> print(empirical_distribution([3, 1, 0, 4]))
+    [0.375 0.125 0.    0.5  ]
     """
     f = check_nonnegative(counts, "counts", ndim=1)
     total = f.sum()
@@ -173,6 +199,12 @@ def project_relative_entropy(f):
     The minimiser is a scaling of ``f``, so it never leaves the simplex.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Relative entropy".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import project_relative_entropy
+    >>> print(project_relative_entropy([1.0, 3.0]))
+    [0.25 0.75]
     """
     return empirical_distribution(f)
 
@@ -187,6 +219,12 @@ def project_least_squares(f):
     least squares does not keep the projection inside the simplex.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Relative entropy".
+
+    Examples
+    --------
+    >>> from lecturelib.maxent import project_least_squares
+    >>> print(project_least_squares([1.0, 3.0]))
+    [-0.5  1.5]
     """
     f = as_float_array(f, "f", ndim=1)
     return f - (f.sum() - 1.0) / f.size
@@ -227,6 +265,16 @@ def gibbs_distribution(features, multipliers, prior=None):
         The base distribution :math:`p^0`; uniform by default.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Maximum entropy".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.maxent import gibbs_distribution
+    >>> faces = np.arange(1, 7.0)[:, None]
+    >>> print(gibbs_distribution(faces, [0.0]).round(4))
+    [0.1667 0.1667 0.1667 0.1667 0.1667 0.1667]
+    >>> print(gibbs_distribution(faces, [0.1]).round(4))
+    [0.1279 0.1414 0.1562 0.1727 0.1908 0.2109]
     """
     F, log_p0 = _check_features(features, prior)
     mu = as_float_array(multipliers, "multipliers", ndim=(0, 1)).reshape(-1)
@@ -288,6 +336,17 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
         the feature vectors), so that no finite multipliers exist.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Maximum entropy".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.maxent import maxent_distribution
+    >>> faces = np.arange(1, 7.0)[:, None]
+    >>> p = maxent_distribution(faces, [4.5])
+    >>> print(p.round(4))
+    [0.0544 0.0788 0.1142 0.1654 0.2398 0.3475]
+    >>> round(float(p @ faces[:, 0]), 6)
+    4.5
     """
     F, log_p0 = _check_features(features, prior)
     b = as_float_array(targets, "targets", ndim=(0, 1)).reshape(-1)
@@ -393,6 +452,18 @@ class GibbsModel(BaseEstimator):
 
     See the chapter "Maximum likelihood and maximum entropy", section
     "Iterative scaling".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.maxent import GibbsModel
+    >>> faces = np.arange(1, 7.0)[:, None]
+    >>> rolls = np.repeat(faces, [1, 1, 2, 3, 6, 7], axis=0)
+    >>> model = GibbsModel(support=faces).fit(rolls)
+    >>> print(model.probabilities_.round(4))
+    [0.0426 0.0661 0.1025 0.1591 0.2468 0.3829]
+    >>> round(float(model.probabilities_ @ faces[:, 0]), 6)
+    4.65
     """
 
     _parameter_constraints = {

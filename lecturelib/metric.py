@@ -68,6 +68,14 @@ def mahalanobis(x, y, M):
     With ``M = I`` this is the Euclidean distance; with ``M = L.T @ L`` it is the
     Euclidean distance between ``L @ x`` and ``L @ y``.  See the chapter "Metric
     learning", section "Mahalanobis metrics are linear embeddings".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import mahalanobis
+    >>> M = np.diag([4.0, 1.0])
+    >>> round(mahalanobis([0.0, 0.0], [1.0, 1.0], M), 4)
+    2.2361
     """
     x = as_float_array(x, "x", ndim=(1, 2))
     y = as_float_array(y, "y", ndim=(1, 2))
@@ -86,6 +94,16 @@ def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
     :math:`D_{ij} = (x_i - y_j)^\top M (x_i - y_j)` (squared) or its square root.
     ``M=None`` means the identity (Euclidean distances).  See the chapter "Metric
     learning".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import pairwise_mahalanobis
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> print(pairwise_mahalanobis(X, M=np.diag([4.0, 1.0]), squared=True))
+    [[0. 4. 1.]
+     [4. 0. 5.]
+     [1. 5. 0.]]
     """
     X = as_float_array(X, "X", ndim=2)
     same = Y is None
@@ -105,6 +123,14 @@ def psd_projection(A):
     r"""Nearest symmetric PSD matrix in Frobenius norm: :math:`V\max(\Lambda, 0)V^\top`.
 
     ``A`` is symmetrised first.  See the chapter "Metric learning".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import psd_projection
+    >>> print(psd_projection(np.array([[1.0, 0.0], [0.0, -2.0]])))
+    [[1. 0.]
+     [0. 0.]]
     """
     A = as_float_array(A, "A", ndim=2)
     if A.shape[0] != A.shape[1]:
@@ -122,6 +148,18 @@ def components_from_metric(M, n_components=None, tol=1e-10):
     below ``tol`` times the largest are kept as zeros unless ``n_components`` cuts them.
     See the chapter "Metric learning", section "Mahalanobis metrics are linear
     embeddings".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import components_from_metric
+    >>> M = np.diag([1.0, 4.0])
+    >>> L = components_from_metric(M)
+    >>> print(L)
+    [[0. 2.]
+     [1. 0.]]
+    >>> np.allclose(L.T @ L, M)
+    True
     """
     M = check_symmetric_psd(M, "M")
     w, V = np.linalg.eigh((M + M.T) / 2)
@@ -197,6 +235,17 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     ``1e-9`` times the largest, so that rounding does not decide), vote ties by the smaller
     class label (as scikit-learn's ``KNeighborsClassifier``).  See the chapter "Metric
     learning", section "Why the metric matters".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import knn_loo_error
+    >>> X = np.array([[0.0, 0.0], [0.1, 5.0], [0.2, -5.0], [1.0, 0.0], [1.1, 5.0], [1.2, -5.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> knn_loo_error(X, y, n_neighbors=1)
+    1.0
+    >>> knn_loo_error(X, y, n_neighbors=1, M=np.diag([1.0, 0.0]))
+    0.0
     """
     if precomputed:
         if M is not None:
@@ -221,6 +270,14 @@ def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
     r"""Predict labels of ``X_test`` by a k-NN vote among ``X_train`` (Mahalanobis ``M``).
 
     Ties as in :func:`knn_loo_error`.  See the chapter "Metric learning".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import knn_predict
+    >>> X = np.array([[0.0], [1.0], [5.0], [6.0]])
+    >>> print(knn_predict(X, [0, 0, 1, 1], [[0.5], [5.5]], n_neighbors=1))
+    [0 1]
     """
     X_train = as_float_array(X_train, "X_train", ndim=2)
     classes, y_idx = _check_labels(y_train, X_train.shape[0], "y_train")
@@ -304,6 +361,15 @@ def mmc_objective(M, X, similar, dissimilar):
     g : float
     grad : ndarray of shape (n_features, n_features)
     f : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import mmc_objective
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    >>> out = mmc_objective(np.eye(2), X, similar=np.array([[0, 1]]), dissimilar=np.array([[0, 2]]))
+    >>> print(round(out[0], 4))
+    2.0
     """
     X = as_float_array(X, "X", ndim=2)
     M = _check_metric_matrix(M, X.shape[1])
@@ -385,6 +451,18 @@ class MMC(_MetricTransformer):
     n_iter_ : int
 
     See the chapter "Metric learning", section "MMC".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import MMC
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 15)
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> mmc = MMC(random_state=0).fit(X, y)
+    >>> M = mmc.metric_
+    >>> bool(M[0, 0] > M[1, 1])
+    True
     """
 
     def __init__(self, max_pairs=None, max_iter=500, tol=1e-7, random_state=None):
@@ -459,6 +537,18 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     (n_pairs, 2) of pairs ``(i, j)`` meaning :math:`j \rightsquigarrow i`.  A class with
     fewer than ``n_neighbors + 1`` points gives its members fewer target neighbours.
     See the chapter "Metric learning", section "LMNN".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import lmnn_target_neighbors
+    >>> X = np.array([[0.0], [1.0], [3.0], [10.0], [11.0]])
+    >>> print(lmnn_target_neighbors(X, [0, 0, 0, 1, 1], n_neighbors=1))
+    [[0 1]
+     [1 0]
+     [2 1]
+     [3 4]
+     [4 3]]
     """
     X = as_float_array(X, "X", ndim=2)
     _, y_idx = _check_labels(y, X.shape[0])
@@ -496,6 +586,17 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     grad : ndarray of shape (n_features, n_features)
     n_active : int
         Number of triplets with a positive hinge.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import lmnn_loss, lmnn_target_neighbors
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0], [1.0, 3.0]])
+    >>> y = np.array([0, 1, 0, 1])
+    >>> targets = lmnn_target_neighbors(X, y, n_neighbors=1)
+    >>> loss, grad, n_active = lmnn_loss(np.eye(2), X, y, targets)
+    >>> print(round(loss, 4), grad.shape, n_active)
+    36.0 (2, 2) 4
     """
     X = as_float_array(X, "X", ndim=2)
     M = _check_metric_matrix(M, X.shape[1])
@@ -554,6 +655,17 @@ class LMNN(_MetricTransformer):
     n_iter_ : int
 
     See the chapter "Metric learning", section "LMNN".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import LMNN, knn_loo_error
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 15)
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> lmnn = LMNN(n_neighbors=3).fit(X, y)
+    >>> knn_loo_error(X, y, 3) > knn_loo_error(X, y, 3, M=lmnn.metric_)
+    True
     """
 
     def __init__(self, n_neighbors=3, push_weight=0.5, max_iter=500, tol=1e-7, init_step=None):
@@ -656,6 +768,18 @@ class ITML(_MetricTransformer):
     n_iter_ : int
 
     See the chapter "Metric learning", section "ITML".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import ITML
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 15)
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> itml = ITML(random_state=0).fit(X, y)
+    >>> M = itml.metric_
+    >>> bool(M[0, 0] > M[1, 1])
+    True
     """
 
     def __init__(self, gamma=1.0, n_constraints=None, bounds=None, max_iter=1000, tol=1e-3,
@@ -743,6 +867,14 @@ def menn_objective(C_bar, eps, K, y, eta=1.0):
     runs over all ordered pairs, including :math:`i = j` (each adds
     :math:`[1-\varepsilon]_+`), as in the paper.  See the chapter "Metric learning",
     section "Metric embedding as a semidefinite program".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import menn_objective
+    >>> K = np.eye(2)
+    >>> round(menn_objective(np.zeros((2, 2)), 0.5, K, [0, 1]), 4)
+    4.0
     """
     K = check_symmetric_psd(K, "K")
     C_bar = as_float_array(C_bar, "C_bar", ndim=2)
@@ -843,6 +975,17 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     classes_, X_fit_, n_components_
 
     See the chapter "Metric learning", section "Metric embedding as a semidefinite program".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import MetricEmbeddingNN
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 8)
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=16), rng.normal(size=16)])
+    >>> menn = MetricEmbeddingNN(kernel="rbf", gamma=0.5, n_neighbors=1).fit(X, y)
+    >>> print(menn.predict([[0.0, 0.0], [1.0, 0.0]]))
+    [0 1]
     """
 
     def __init__(self, kernel="rbf", gamma=None, eta=1.0, n_neighbors=3, n_components=None,

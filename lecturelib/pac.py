@@ -67,6 +67,18 @@ class RectangleLearner(ClassifierMixin, BaseEstimator):
         True when the training set has no positive example.
 
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.pac import RectangleLearner
+    >>> X = np.array([[0.3, 0.2], [0.5, 0.4], [0.9, 0.9], [0.1, 0.8]])
+    >>> y = np.array([1, 1, 0, 0])
+    >>> box = RectangleLearner().fit(X, y)
+    >>> print(box.lower_, box.upper_)
+    [0.3 0.2] [0.5 0.4]
+    >>> print(box.predict([[0.4, 0.3], [0.6, 0.3]]))
+    [1 0]
     """
 
     _parameter_constraints: dict = {}
@@ -136,6 +148,12 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
         Corners of one or many hypotheses (rows); NaN rows are empty boxes.
     target_lower, target_upper : array_like of shape (d,)
         Corners of the target, inside :math:`[0, 1]^d`.
+
+    Examples
+    --------
+    >>> from lecturelib.pac import box_error_uniform
+    >>> round(box_error_uniform([0.3, 0.2], [0.6, 0.5], [0.2, 0.1], [0.7, 0.6]), 6)
+    0.16
     """
     tl = as_float_array(target_lower, "target_lower", ndim=1)
     tu = as_float_array(target_upper, "target_upper", ndim=1)
@@ -178,6 +196,12 @@ def rectangle_sample_size(eps, delta):
     4 e^{-\varepsilon m/4} \le \delta`.  Returns the real number :math:`m_0`.
 
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
+
+    Examples
+    --------
+    >>> from lecturelib.pac import rectangle_sample_size
+    >>> round(rectangle_sample_size(0.1, 0.05), 4)
+    175.2811
     """
     return 4.0 / eps * math.log(4.0 / delta)
 
@@ -189,6 +213,14 @@ def rectangle_failure_bound(m, eps, exponential=False):
     :math:`4(1-\varepsilon/4)^m`, or the weaker :math:`4e^{-\varepsilon m/4}` when
     ``exponential=True``.  Values above 1 are returned as computed (the bound is then
     vacuous).  ``m`` may be an array of non-negative integers.
+
+    Examples
+    --------
+    >>> from lecturelib.pac import rectangle_failure_bound
+    >>> round(rectangle_failure_bound(100, 0.1), 6)
+    0.318069
+    >>> round(rectangle_failure_bound(100, 0.1, exponential=True), 6)
+    0.32834
     """
     m = _sizes(m)
     out = 4 * np.exp(-eps * m / 4) if exponential else 4 * (1 - eps / 4) ** m
@@ -229,6 +261,14 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
         Only used when ``realizable=False``.
 
     See the chapter "The formal (PAC) learning model", section "Finite classes".
+
+    Examples
+    --------
+    >>> from lecturelib.pac import finite_class_sample_size
+    >>> round(finite_class_sample_size(0.1, 0.05, size=1000), 4)
+    99.0349
+    >>> round(finite_class_sample_size(0.1, 0.05, size=1000, realizable=False), 4)
+    2119.3269
     """
     if realizable:
         return math.log(size / delta) / eps
@@ -240,7 +280,14 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
 @validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_UNIT], "size": [_POSITIVE]})
 def finite_class_failure_bound(m, eps, size):
     r"""Realizable union bound :math:`|C| e^{-\varepsilon m}` on the probability that some
-    consistent hypothesis has error above ε (``m`` may be an array)."""
+    consistent hypothesis has error above ε (``m`` may be an array).
+
+    Examples
+    --------
+    >>> from lecturelib.pac import finite_class_failure_bound
+    >>> round(finite_class_failure_bound(100, 0.1, size=1000), 6)
+    0.0454
+    """
     out = size * np.exp(-eps * _sizes(m))
     return float(out) if out.ndim == 0 else out
 
@@ -264,6 +311,14 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
     Claim 10 of the notes, :math:`2e^{-2\varepsilon^2 m}`.  ``m`` may be an array.
 
     See the chapter "The formal (PAC) learning model", section "Hoeffding's inequality".
+
+    Examples
+    --------
+    >>> from lecturelib.pac import hoeffding_bound
+    >>> round(hoeffding_bound(100, 0.1), 6)
+    0.270671
+    >>> round(hoeffding_bound(100, 0.1, two_sided=False), 6)
+    0.135335
     """
     if not (float(b) > float(a)):
         raise ValueError(f"need a < b, got a={a}, b={b}")
@@ -275,7 +330,14 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
 @validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "size": [_POSITIVE]})
 def uniform_convergence_bound(m, eps, size):
     r"""Claim 11: :math:`P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
-    \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}`."""
+    \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}`.
+
+    Examples
+    --------
+    >>> from lecturelib.pac import uniform_convergence_bound
+    >>> round(uniform_convergence_bound(500, 0.1, size=10), 6)
+    0.000908
+    """
     return size * hoeffding_bound(m, eps)
 
 
@@ -309,6 +371,13 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     Returns
     -------
     errors : ndarray of shape (n_trials,)
+
+    Examples
+    --------
+    >>> from lecturelib.pac import simulate_rectangle_errors
+    >>> errors = simulate_rectangle_errors(50, n_trials=200, random_state=0)
+    >>> print(errors.shape, bool(errors.min() >= 0), bool(errors.mean() < 0.2))
+    (200,) True True
     """
     tl, tu = _check_box(target_lower, target_upper)
     rng = check_random_state(random_state)
@@ -344,6 +413,13 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     Returns
     -------
     errors : ndarray of shape (n_trials,)
+
+    Examples
+    --------
+    >>> from lecturelib.pac import simulate_threshold_errors
+    >>> errors = simulate_threshold_errors(50, size=20, n_trials=200, random_state=0)
+    >>> print(errors.shape, bool(errors.max() <= 1))
+    (200,) True
     """
     k_star = (size - 1) // 2 if target_index is None else int(target_index)
     if not 0 <= k_star < size:
@@ -371,7 +447,15 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
 def simulate_hoeffding_deviation(m, eps, p=0.3, n_trials=20000, random_state=None):
     r"""Monte-Carlo estimate of :math:`P(|\hat p - p| \ge \varepsilon)` for the mean of
     ``m`` Bernoulli(``p``) variables (the empirical error of one fixed hypothesis whose
-    true error is ``p``).  ``m`` may be an array; one estimate per entry is returned."""
+    true error is ``p``).  ``m`` may be an array; one estimate per entry is returned.
+
+    Examples
+    --------
+    >>> from lecturelib.pac import simulate_hoeffding_deviation, hoeffding_bound
+    >>> rate = simulate_hoeffding_deviation(100, 0.1, n_trials=2000, random_state=0)
+    >>> bool(rate <= hoeffding_bound(100, 0.1))
+    True
+    """
     rng = check_random_state(random_state)
     ms = np.atleast_1d(np.asarray(m))
     if ms.ndim != 1:

@@ -195,6 +195,17 @@ class PCA(TransformerMixin, BaseEstimator):
         The route that ran: ``"covariance"`` or ``"gram"``.
 
     See the chapter "PCA, LDA and CCA", sections "PCA" and "More features than samples".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import PCA
+    >>> X = np.array([[2.0, 0.0], [0.0, 1.0], [-2.0, 0.0], [0.0, -1.0]])
+    >>> pca = PCA(n_components=1).fit(X)
+    >>> print(pca.components_)
+    [[1. 0.]]
+    >>> print(pca.explained_variance_ratio_.round(4))
+    [0.8]
     """
 
     def __init__(self, n_components=None, solver="auto", ddof=1):
@@ -313,6 +324,20 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     n_components_ : int
 
     See the chapter "PCA, LDA and CCA", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import KernelPCA
+    >>> X = np.array([[2.0, 0.0], [0.0, 1.0], [-2.0, 0.0], [0.0, -1.0]])
+    >>> kpca = KernelPCA(n_components=2, kernel="linear").fit(X)
+    >>> print(kpca.eigenvalues_.round(4))
+    [8. 2.]
+    >>> print(np.abs(kpca.transform(X)).round(4))
+    [[2. 0.]
+     [0. 1.]
+     [2. 0.]
+     [0. 1.]]
     """
 
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,
@@ -472,6 +497,18 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     coef_, intercept_ : the linear decision function (as in scikit-learn's LDA)
 
     See the chapter "PCA, LDA and CCA", section "Fisher's linear discriminant".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import LDA
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [4.0, 0.0], [5.0, 1.0], [4.0, 1.0]])
+    >>> y = np.array([0, 0, 0, 1, 1, 1])
+    >>> lda = LDA(n_components=1).fit(X, y)
+    >>> print(lda.predict([[0.5, 0.5], [4.5, 0.5]]))
+    [0 1]
+    >>> print(lda.transform(X).shape)
+    (6, 1)
     """
 
     def __init__(self, n_components=None, shrinkage=None):
@@ -632,6 +669,18 @@ class CCA(TransformerMixin, BaseEstimator):
         Means subtracted from each view (zeros when ``center=False``).
 
     See the chapter "PCA, LDA and CCA", section "Canonical correlation analysis".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import CCA
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(200, 1))
+    >>> X = np.hstack([z, rng.normal(size=(200, 1))])
+    >>> Y = np.hstack([-2 * z, rng.normal(size=(200, 1))])
+    >>> cca = CCA(n_components=2).fit(X, Y)
+    >>> print(cca.correlations_.round(2))
+    [1.   0.06]
     """
 
     def __init__(self, n_components=None, center=True):
@@ -754,6 +803,20 @@ class KernelCCA(TransformerMixin, BaseEstimator):
 
     See the chapter "PCA, LDA and CCA", section "Kernel CCA", and the chapter
     "Subspace methods and their bounds".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import KernelCCA
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(size=(60, 1))
+    >>> X = np.hstack([z, rng.normal(size=(60, 1))])
+    >>> Y = np.hstack([z ** 3, rng.normal(size=(60, 1))])
+    >>> kcca = KernelCCA(n_components=1, kernel="rbf", gamma=0.5, reg=0.1).fit(X, Y)
+    >>> print(kcca.correlations_.shape)
+    (1,)
+    >>> bool(kcca.correlations_[0] > 0.5)
+    True
     """
 
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,

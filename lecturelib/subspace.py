@@ -69,6 +69,14 @@ def kernel_pca_eigenvalues(K):
         ``-1e-8`` times the scale, allowed by the PSD check) are set to zero.
 
     See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import kernel_pca_eigenvalues
+    >>> K = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> print(kernel_pca_eigenvalues(K))
+    [3. 1.]
     """
     K = check_symmetric_psd(K, "K")
     lam = np.linalg.eigvalsh(K)[::-1]
@@ -98,6 +106,16 @@ def kernel_pca_features(K, K_new, k):
     ndarray of shape (n, k)
 
     See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import kernel_pca_features
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> K = X @ X.T
+    >>> F = kernel_pca_features(K, K, 2)
+    >>> np.allclose(F @ F.T, K)
+    True
     """
     K = check_symmetric_psd(K, "K")
     m = K.shape[0]
@@ -141,6 +159,17 @@ def projection_residuals(K, K_new, diag_new, k):
     ndarray of shape (n,), or (n, len(k)) for several ``k``
 
     See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import projection_residuals
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> K = X @ X.T
+    >>> print(projection_residuals(K, K, np.diag(K), 2).round(6))
+    [0. 0. 0.]
+    >>> print(projection_residuals(K, K, np.diag(K), 1).round(4))
+    [0.916  0.3359 0.4453]
     """
     K = check_symmetric_psd(K, "K")
     m = K.shape[0]
@@ -211,6 +240,18 @@ def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
         ``empirical``, ``complexity``, ``confidence``.
 
     See the chapter "Subspace methods and their bounds", section "A bound for kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import kernel_pca_residual_bound
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 3)) / 3
+    >>> bound, terms = kernel_pca_residual_bound(X @ X.T, k=2, return_terms=True)
+    >>> print(round(bound, 4))
+    0.913
+    >>> print({name: round(value, 4) for name, value in terms.items()})
+    {'empirical': 0.1021, 'complexity': 0.1839, 'confidence': 0.627}
     """
     K = check_symmetric_psd(K, "K")
     m = K.shape[0]
@@ -264,6 +305,18 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
         confidence term); ``tail_upper`` (empirical tail plus excess).
 
     See the chapter "Subspace methods and their bounds", section "Process and empirical eigenvalues".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import eigenvalue_bounds
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)) / 3
+    >>> table = eigenvalue_bounds(X @ X.T, ks=[1, 2])
+    >>> sorted(table)
+    ['empirical_head', 'empirical_tail', 'excess', 'k', 'tail_upper']
+    >>> print(table["k"])
+    [1 2]
     """
     K = check_symmetric_psd(K, "K")
     m = K.shape[0]
@@ -314,6 +367,12 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     float
 
     See the chapter "Subspace methods and their bounds", section "Sparse kernel Gram-Schmidt".
+
+    Examples
+    --------
+    >>> from lecturelib.subspace import gram_schmidt_bound
+    >>> round(gram_schmidt_bound(0.05, k=5, m=1000), 4)
+    0.1732
     """
     m = check_positive_int(m, "m")
     k = check_positive_int(k, "k")
@@ -355,6 +414,16 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     float
 
     See the chapter "Subspace methods and their bounds", section "Kernel CCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import kcca_bound
+    >>> diag = np.ones(1000)
+    >>> round(kcca_bound([0.9, 0.8], A2=1.0, B2=1.0, diag_a=diag, diag_b=diag), 4)
+    1.8696
+    >>> round(kcca_bound([0.9, 0.8], A2=1.0, B2=1.0, diag_a=diag, diag_b=diag, delta=0.01), 4)
+    1.9207
     """
     rho = as_float_array(correlations, "correlations", ndim=1)
     if np.any(np.abs(rho) > 1 + 1e-9):
@@ -457,6 +526,18 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
     rank_ : int
 
     See the chapter "Subspace methods and their bounds", section "Sparse kernel Gram-Schmidt".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import IncompleteCholesky
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
+    >>> K = X @ X.T
+    >>> icd = IncompleteCholesky(tol=1e-10).fit(K)
+    >>> icd.rank_
+    2
+    >>> np.allclose(icd.factor_ @ icd.factor_.T, K)
+    True
     """
 
     def __init__(self, tol=1e-8, max_rank=None, kernel="precomputed", gamma=None, degree=3,
@@ -625,6 +706,18 @@ class SVM2K(ClassifierMixin, BaseEstimator):
     objective_ : float
 
     See the chapter "Subspace methods and their bounds", section "SVM-2K".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import SVM2K
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([-1, 1], 20)
+    >>> XA = rng.normal(size=(40, 2)) + 2 * y[:, None]
+    >>> XB = rng.normal(size=(40, 3)) + 2 * y[:, None]
+    >>> clf = SVM2K(views=2).fit(np.hstack([XA, XB]), y)
+    >>> float((clf.predict(np.hstack([XA, XB])) == y).mean())
+    1.0
     """
 
     def __init__(self, C_A=1.0, C_B=1.0, D=1.0, epsilon=0.0, views=None, kernel="linear",

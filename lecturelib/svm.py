@@ -77,6 +77,15 @@ def dual_objective(mu, y, K):
     float
 
     See the chapter "Support vector machines and kernels", section "The dual problem".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import dual_objective
+    >>> K = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array([1.0, -1.0])
+    >>> round(dual_objective(np.array([1.0, 1.0]), y, K), 4)
+    1.0
     """
     mu = as_float_array(mu, "mu", ndim=1)
     y = _check_signs(y, mu.size)
@@ -125,6 +134,15 @@ def kkt_violation(mu, y, K, C, intercept):
         The largest violation over all conditions (0 at an exact solution).
 
     See the chapter "Support vector machines and kernels", section "Reading the multipliers".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import kkt_violation
+    >>> K = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> y = np.array([1.0, -1.0])
+    >>> round(kkt_violation(np.array([0.5, 0.5]), y, K, C=1.0, intercept=0.0), 6)
+    0.0
     """
     mu = as_float_array(mu, "mu", ndim=1)
     y = _check_signs(y, mu.size)
@@ -182,6 +200,13 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
         The new :math:`(\mu_i, \mu_j)`.
 
     See the chapter "Support vector machines and kernels", section "Sequential minimal optimisation".
+
+    Examples
+    --------
+    >>> from lecturelib.svm import smo_pair_update
+    >>> mu_i, mu_j = smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, C=1.0)
+    >>> print(round(mu_i, 4), round(mu_j, 4))
+    0.5 0.5
     """
     if mu_i > C or mu_j > C:
         raise ValueError(f"the multipliers must lie in [0, C] = [0, {C}], got mu_i={mu_i}, mu_j={mu_j}")
@@ -445,6 +470,20 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     See the chapter "Support vector machines and kernels", sections "The dual problem"
     and "Sequential minimal optimisation".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.svm import SVC
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 2.0], [2.0, 3.0]])
+    >>> y = np.array([-1, -1, -1, 1, 1, 1])
+    >>> clf = SVC(kernel="linear", C=10.0).fit(X, y)
+    >>> print(clf.predict([[0.5, 0.5], [2.5, 2.5]]))
+    [-1  1]
+    >>> print(sorted(clf.support_.tolist()))
+    [1, 2, 3]
+    >>> round(float(clf.margin_), 4)
+    2.1215
     """
 
     _parameter_constraints = {

@@ -177,6 +177,16 @@ def is_realizable(points, labels, concept_class):
     :math:`(2y_i - 1)(w^\\top x_i + b) \\ge 1` with :func:`scipy.optimize.linprog`
     (strict separation, rescaled).  For ``"rectangles"`` (and intervals, thresholds) a
     labelling is realizable iff the bounding box of the positives contains no negative.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import is_realizable
+    >>> is_realizable([0.0, 1.0, 2.0], [1, 0, 1], "intervals")
+    False
+    >>> is_realizable([0.0, 1.0, 2.0], [0, 1, 1], "intervals")
+    True
+    >>> is_realizable([[0, 0], [1, 1], [1, 0], [0, 1]], [1, 1, 0, 0], "halfplanes")
+    False
     """
     y = np.asarray(labels)
     n_points = len(points)
@@ -238,6 +248,15 @@ def separating_halfplane(points, labels):
     produces the labelling.  For a constant labelling ``w = 0`` and ``b = +1`` or ``-1``.
 
     See the chapter "The VC dimension", section "Half-planes".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.vc import separating_halfplane
+    >>> X = np.array([[0.0, 0.0], [2.0, 2.0]])
+    >>> w, b = separating_halfplane(X, [0, 1])
+    >>> print((X @ w + b >= 0).astype(int))
+    [0 1]
     """
     X = _points_nd(points)
     y = np.asarray(labels)
@@ -265,6 +284,16 @@ def dichotomies(points, concept_class):
         :math:`|\\Pi_C(S)|`.
 
     See the chapter "The VC dimension", section "Shattering".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import dichotomies
+    >>> print(dichotomies([0.0, 1.0], "thresholds"))
+    [[0 0]
+     [0 1]
+     [1 1]]
+    >>> len(dichotomies([0.0, 1.0, 2.0], "intervals"))
+    7
     """
     if isinstance(concept_class, str):
         if concept_class == "thresholds":
@@ -319,6 +348,14 @@ def is_shattered(points, concept_class):
     """True iff the class realises all :math:`2^m` labellings of the ``m`` points.
 
     See the chapter "The VC dimension", section "Shattering".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import is_shattered
+    >>> is_shattered([0.0, 1.0], "intervals")
+    True
+    >>> is_shattered([0.0, 1.0, 2.0], "intervals")
+    False
     """
     d = dichotomies(points, concept_class)
     return d.shape[0] == 2 ** d.shape[1]
@@ -330,6 +367,14 @@ def vc_dimension(concept_class, domain):
 
     Tries subsets of increasing size; the answer is the largest size with a shattered
     subset.  Exponential in the size of ``domain``: keep it small (at most 12 points).
+
+    Examples
+    --------
+    >>> from lecturelib.vc import vc_dimension
+    >>> vc_dimension("intervals", [0.0, 1.0, 2.0, 3.0])
+    2
+    >>> vc_dimension("thresholds", [0.0, 1.0, 2.0, 3.0])
+    1
     """
     pts = list(domain) if not isinstance(domain, np.ndarray) else list(domain)
     if len(pts) > 12:
@@ -386,6 +431,12 @@ def growth_function(concept_class, m, *, domain=None, n_configurations=20, rando
     random_state : int, RandomState instance or None, default=0
 
     See the chapter "The VC dimension", section "The growth function".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import growth_function
+    >>> [growth_function("intervals", m) for m in range(1, 5)]
+    [2, 4, 7, 11]
     """
     if not isinstance(concept_class, str):
         if domain is None:
@@ -425,6 +476,12 @@ def sauer_bound(m, d):
     :math:`m \\le d`.
 
     See the chapter "The VC dimension", section "Sauer's lemma".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import sauer_bound
+    >>> [sauer_bound(m, 2) for m in range(1, 6)]
+    [2, 4, 7, 11, 16]
     """
     m, d = int(m), int(d)
     if min(d, m) > MAX_SAUER_TERMS:
@@ -436,7 +493,16 @@ def sauer_bound(m, d):
 
 @validate_params({"m": [_NONNEGATIVE], "d": [_POSITIVE]})
 def sauer_exponential_bound(m, d):
-    """:math:`(em/d)^d`, which bounds :math:`\\Phi_d(m)` for :math:`m \\ge d \\ge 1`."""
+    """:math:`(em/d)^d`, which bounds :math:`\\Phi_d(m)` for :math:`m \\ge d \\ge 1`.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import sauer_bound, sauer_exponential_bound
+    >>> round(sauer_exponential_bound(10, 2), 4)
+    184.7264
+    >>> sauer_bound(10, 2)
+    56
+    """
     return (math.e * int(m) / int(d)) ** int(d)
 
 
@@ -446,14 +512,30 @@ def sauer_exponential_bound(m, d):
 @validate_params({"m": [Interval(Integral, 1, 12)]})
 def sine_points(m):
     """The points :math:`x_i = 10^{-i}`, :math:`i = 1, \\dots, m`, shattered by
-    :math:`\\{x \\mapsto [\\sin(\\omega x) > 0]\\}`."""
+    :math:`\\{x \\mapsto [\\sin(\\omega x) > 0]\\}`.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import sine_points
+    >>> print(sine_points(3))
+    [0.1   0.01  0.001]
+    """
     return 10.0 ** -np.arange(1, int(m) + 1)
 
 
 @validate_params({"labels": ["array-like"]})
 def sine_frequency(labels):
     """Frequency :math:`\\omega = \\pi(1 + \\sum_i (1 - y_i) 10^i)` that gives the labels
-    ``y`` (0/1) on :func:`sine_points`: :math:`[\\sin(\\omega x_i) > 0] = y_i`."""
+    ``y`` (0/1) on :func:`sine_points`: :math:`[\\sin(\\omega x_i) > 0] = y_i`.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import sine_frequency, sine_labels, sine_points
+    >>> labels = [1, 0, 1]
+    >>> omega = sine_frequency(labels)
+    >>> print(sine_labels(omega, sine_points(3)))
+    [1 0 1]
+    """
     y = np.asarray(labels)
     if y.ndim != 1 or not np.all((y == 0) | (y == 1)):
         raise ValueError("labels must be a 1-D array of 0/1")
@@ -464,7 +546,15 @@ def sine_frequency(labels):
 
 @validate_params({"omega": [Interval(Real, None, None)], "x": ["array-like"]})
 def sine_labels(omega, x):
-    """Labels :math:`[\\sin(\\omega x) > 0]` as 0/1 integers."""
+    """Labels :math:`[\\sin(\\omega x) > 0]` as 0/1 integers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.vc import sine_labels
+    >>> print(sine_labels(np.pi, [0.25, 0.75, 1.25]))
+    [1 1 0]
+    """
     return (np.sin(float(omega) * np.asarray(x, dtype=float)) > 0).astype(int)
 
 
@@ -475,7 +565,16 @@ def sine_labels(omega, x):
 def balls_probability(m, l):
     """Probability that all ``l`` red balls land in the second half when ``2m`` balls are
     split at random into two halves of ``m``: :math:`\\binom{m}{l}/\\binom{2m}{l} =
-    \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`."""
+    \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import balls_probability
+    >>> round(balls_probability(10, 3), 6)
+    0.105263
+    >>> round(2.0 ** -3, 6)
+    0.125
+    """
     m, l = int(m), int(l)
     if l > 2 * m:
         raise ValueError(f"l={l} exceeds the number of balls 2m={2 * m}")
@@ -484,7 +583,14 @@ def balls_probability(m, l):
 
 @validate_params({"mu": [Interval(Real, 0, None, closed="neither")], "psi": [_UNIT]})
 def chernoff_lower_tail_bound(mu, psi):
-    """Chernoff's lower tail :math:`P(Z < (1-\\psi)\\mu) \\le e^{-\\mu\\psi^2/2}`."""
+    """Chernoff's lower tail :math:`P(Z < (1-\\psi)\\mu) \\le e^{-\\mu\\psi^2/2}`.
+
+    Examples
+    --------
+    >>> from lecturelib.vc import chernoff_lower_tail_bound
+    >>> round(chernoff_lower_tail_bound(10.0, 0.5), 6)
+    0.286505
+    """
     return math.exp(-float(mu) * float(psi)**2 / 2)
 
 
@@ -512,6 +618,12 @@ def double_sampling_bound(m, eps, d, growth="exponential"):
     computed, even when it exceeds 1.
 
     See the chapter "The double-sampling theorem".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import double_sampling_bound
+    >>> [f"{double_sampling_bound(m, 0.1, 3):.2e}" for m in (1000, 2000)]
+    ['1.06e-05', '7.51e-20']
     """
     m, eps, d = int(m), float(eps), int(d)
     if m < 8 / eps * math.log(2):
@@ -539,6 +651,12 @@ def vc_sample_size(eps, delta, d, growth="exponential"):
     constant made explicit).
 
     See the chapter "The double-sampling theorem", section "Sample sizes".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import vc_sample_size
+    >>> vc_sample_size(0.1, 0.05, 3)
+    729
     """
     eps, delta, d = float(eps), float(delta), int(d)
     m = max(math.ceil(d / 2), math.ceil(8 / eps * math.log(2)), 1)
@@ -577,6 +695,14 @@ def margin_vc_bound(radius, margin, n_features):
     of norm at most R in :math:`\mathbb{R}^n`: :math:`\min(\lceil R^2/\gamma^2\rceil, n) + 1`.
 
     See the chapter "The double-sampling theorem", section "Margins".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import margin_vc_bound
+    >>> margin_vc_bound(radius=1.0, margin=0.25, n_features=100)
+    17
+    >>> margin_vc_bound(radius=1.0, margin=0.01, n_features=5)
+    6
     """
     R, g, n = float(radius), float(margin), int(n_features)
     return int(min(math.ceil(R**2 / g**2), n) + 1)

@@ -121,6 +121,33 @@ def test_instructor_book_shows_solutions(instructor_html):
         assert 'class="solution' in html_raw(instructor_html)
 
 
+# ------------------------------------------------------------------ the lecturelib reference
+
+def reference_entries():
+    """(module, name) of every public name the reference documents."""
+    import importlib
+    from test_docstring_examples import MODULES, public_names
+    return [(m, n) for m in MODULES for n in public_names(importlib.import_module(f"lecturelib.{m}"))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["student", "instructor"])
+def test_book_contains_the_lecturelib_reference(edition, request):
+    html = request.getfixturevalue(f"{edition}_html")
+    missing = []
+    for module, name in reference_entries() + [("grading", n) for n in ("assign", "grade", "main")]:
+        page = (html / "reference" / f"{module}.html").read_text(encoding="utf-8")
+        if f'id="lecturelib.{module}.{name}"' not in page:
+            missing.append(f"{module}.{name}")
+    assert not missing, f"{edition} book: no reference entry for {missing}"
+    page = (html / "reference" / "bayes.html").read_text(encoding="utf-8")
+    assert page.count(">Examples<") >= 8 and "&gt;&gt;&gt;" in page, "the entries show no examples"
+    assert "set_fit_request" not in html_raw(html / "reference"), "scikit-learn's routing methods leaked in"
+    chapter = (html / "chapters" / "01-bayes.html").read_text(encoding="utf-8")
+    assert re.search(r'href="\.\./reference/bayes\.html#lecturelib\.bayes\.JointTable"', chapter), \
+        "chapter 1 does not link to the reference"
+
+
 # ----------------------------------------------------------------------- headless browser
 
 CHROMIUM_FLAGS = [

@@ -57,7 +57,7 @@ FUNCTIONS = public_functions()
 
 
 def init_parameters(cls):
-    return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    return function_parameters(cls.__init__)
 
 
 def function_parameters(func):

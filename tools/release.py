@@ -4,7 +4,7 @@ Usage: python tools/release.py OUTDIR      (``make release``; run after ``make b
 
 The edition holds the chapters (their ``{solution}`` blocks removed), the exercise
 notebooks, ``lecturelib``, the pinned requirements, the student targets of the Makefile
-(``course.mk``), the book's sources, the rendered student book (``book/``) and a README made
+(``course.mk``), the book's sources (with the pages of the library reference), the rendered student book (``book/``) and a README made
 of the course README's "For students" section.  It never holds ``solutions/``, the tests,
 the benchmarks or the instructor's tools.
 """
@@ -49,6 +49,7 @@ def write_release(out: Path, html: Path) -> Path:
                                       encoding="utf-8")
     shutil.copytree(ROOT / "lecturelib", target / "lecturelib", ignore=IGNORED)
     shutil.copytree(ROOT / "exercises", target / "exercises", ignore=IGNORED)
+    shutil.copytree(ROOT / "reference", target / "reference", ignore=IGNORED)
     for chapter in sorted((ROOT / "chapters").glob("*.ipynb")):
         write_student_notebook(chapter, target / "chapters" / chapter.name)
     shutil.copytree(html, target / "book", ignore=shutil.ignore_patterns(".buildinfo"))

@@ -1,0 +1,129 @@
+"""The printable edition: ``make pdf`` renders the student book to one PDF, read back with pdftotext.
+
+The PDF is built once for this file (``make pdf`` into a folder of its own) and its text is
+checked: every chapter's title, a sample of the numbers the chapters print, no undefined
+reference (LaTeX prints "??" for one) and no solution text.  Needs XeLaTeX, latexmk, the
+FreeFont fonts and poppler-utils (the README's set-up; ``.ci/run`` installs them): without
+them the tests skip, except when ``CI`` is set, where they fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from solutiontext import MIN_CHARS, solution_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
+TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "pdftotext": "poppler-utils"}
+# Sphinx ends a code line it wraps at a space with a visible space (␣) and starts the
+# continuation with a hook arrow, which pdftotext reads as "," and "→"; LaTeX hyphenates prose.
+WRAP_MARK = re.compile("\u2423?\n,?[\u21aa\u2192]")
+
+
+def require_tools() -> None:
+    missing = [f"{tool} ({package})" for tool, package in TOOLS.items() if shutil.which(tool) is None]
+    fonts = subprocess.run(["fc-list", "FreeSerif"], capture_output=True, text=True).stdout if shutil.which("fc-list") else ""
+    if not fonts.strip():
+        missing.append("the FreeSerif font (fonts-freefont-otf)")
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"the PDF tests need {', '.join(missing)} when CI is set (.ci/run installs them)")
+        pytest.skip(f"not installed: {', '.join(missing)} (see the README's set-up)")
+
+
+PDF_DIR = ROOT / "_build" / "test-pdf"
+
+
+@pytest.fixture(scope="module")
+def pdf_text() -> str:
+    """The text of the student PDF, built from clean by ``make pdf``."""
+    require_tools()
+    out = PDF_DIR
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    proc = subprocess.run(["make", "pdf", f"PDF_DIR={out.relative_to(ROOT)}"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    pdf = out / "book.pdf"
+    if proc.returncode != 0 or not pdf.is_file():
+        pytest.fail(f"make pdf failed (rc {proc.returncode}):\n{(proc.stdout + proc.stderr)[-6000:]}")
+    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    assert len(text) > 100_000, "the PDF holds almost no text"
+    return text
+
+
+def flat(text: str) -> str:
+    """Text without wrap marks, whitespace or hyphens: what survives line breaking."""
+    return re.sub(r"[\s\-\u00ad]+", "", WRAP_MARK.sub("", text))
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def title_of(path: Path) -> str:
+    first = "".join(cells(path)[0]["source"]).splitlines()[0]
+    assert first.startswith("# "), f"{path.name}: the first cell does not start with the title"
+    return first[2:].strip()
+
+
+def printed_numbers(path: Path, per_chapter: int = 4) -> list[str]:
+    """The first few decimals a chapter prints on short output lines (which never wrap)."""
+    found = []
+    for cell in cells(path):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") != "stream" or output.get("name") != "stdout":
+                continue
+            for line in "".join(output["text"]).splitlines():
+                if len(line) <= 70:
+                    found += [n for n in re.findall(r"(?<![\w.])-?\d+\.\d{3,}(?![\w.])", line) if n not in found]
+    return found[:per_chapter]
+
+
+def test_pdf_has_every_chapter_title(pdf_text):
+    text = flat(pdf_text)
+    titles = [title_of(p) for p in CHAPTERS + EXERCISES] + ["The lecturelib reference", "Bibliography"]
+    missing = [t for t in titles if flat(t) not in text]
+    assert not missing, f"chapter titles missing from the PDF: {missing}"
+
+
+def test_pdf_shows_the_numbers_the_chapters_print(pdf_text):
+    text = flat(pdf_text)
+    sample = {p.stem: printed_numbers(p) for p in CHAPTERS}
+    assert sum(len(v) for v in sample.values()) >= 30, f"too small a sample of printed numbers: {sample}"
+    missing = {chapter: [n for n in numbers if flat(n) not in text] for chapter, numbers in sample.items()}
+    missing = {k: v for k, v in missing.items() if v}
+    assert not missing, f"printed numbers missing from the PDF: {missing}"
+
+
+def test_pdf_has_no_undefined_references(pdf_text):
+    lines = [line for line in pdf_text.splitlines() if "??" in line]
+    assert not lines, f"undefined references ('??') in the PDF: {lines[:5]}"
+
+
+def test_pdf_has_every_character(pdf_text):
+    """XeLaTeX only warns when a font lacks a glyph, and the character is left out."""
+    log = (PDF_DIR / "_build" / "latex" / "book.log").read_text(encoding="utf-8", errors="replace")
+    missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font", log)))
+    assert not missing, f"characters the PDF's fonts do not have (left out of the PDF): {missing}"
+
+
+def test_pdf_has_no_solutions(pdf_text):
+    text = flat(pdf_text)
+    assert "Solutionto" not in text, "a {solution} block of a chapter is in the student PDF"
+    leaked = [(where, line) for where, line in solution_lines() if flat(line) in text]
+    assert not leaked, f"solution text in the student PDF (source, line): {leaked[:3]}"
+    # The same comparison finds the public code of the chapters, so it would find a leak.
+    public = [line.strip() for p in CHAPTERS for c in cells(p) if c["cell_type"] == "code"
+              for line in "".join(c["source"]).splitlines()
+              if len(line.strip()) >= MIN_CHARS and not line.strip().startswith("#")]
+    found = sum(flat(line) in text for line in public)
+    assert public and found >= 0.95 * len(public), f"only {found} of {len(public)} chapter code lines found"
