@@ -769,6 +769,23 @@ class SVM2K(ClassifierMixin, BaseEstimator):
 # ----------------------------------------------------------------------------- SVM-2K analysis
 
 
+def _solve_cone_programme(problem, cp):
+    """Solve with Clarabel and return the optimal value (an inaccurate solution, which a
+    tight constraint on a nearly singular Gram matrix can give, is accepted silently)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            problem.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError:
+            raise RuntimeError("the Rademacher programme failed in the solver; a disagreement "
+                               "bound of exactly 0 is degenerate, try a small positive value") from None
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"the Rademacher programme was not solved: status {problem.status}")
+    return float(problem.value)
+
+
 @validate_params({
     "empirical_disagreement": [Interval(Real, 0, None, closed="left")],
     "m": [Interval(Integral, 1, None, closed="left")],
@@ -965,8 +982,5 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
     values = np.empty(n_draws)
     for j, s in enumerate(signs):
         s_par.value = s
-        problem.solve(solver=cp.CLARABEL)
-        if problem.status not in ("optimal", "optimal_inaccurate"):
-            raise RuntimeError(f"the Rademacher programme was not solved: status {problem.status}")
-        values[j] = problem.value
+        values[j] = _solve_cone_programme(problem, cp)
     return {"estimate": float(values.mean()), "values": values, "unconstrained": free}
