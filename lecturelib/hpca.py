@@ -627,7 +627,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         c2, g, mu, B = float(self.c) ** 2, float(self.gamma), float(self.smoothing), float(self.hs_bound)
 
         def margins(T):
-            return 1.0 - r * (c2 - np.einsum("ij,jk,ik->i", D, T, D)) / g
+            return 1.0 - r * (c2 - np.sum((D @ T) * D, axis=1)) / g
 
         def smooth(T):
             z = margins(T)
