@@ -544,7 +544,8 @@ def lower_bound_sample_size(d, eps):
 
     :math:`4\varepsilon(1 - 8\varepsilon/(d-1))^m \ge 2\varepsilon` holds exactly for
     :math:`m \le \ln 2 / (-\ln(1 - 8\varepsilon/(d-1)))`, and this is at least
-    :math:`\ln 2\,\big(\frac{d-1}{8\varepsilon} - 1\big)` (the integer returned is at least its floor).  With at most that many
+    :math:`\ln 2\,\big(\frac{d-1}{8\varepsilon} - 1\big)` (the integer returned is at least
+    its floor).  With at most that many
     examples, for every learner some target has :math:`P(\mathrm{err} > \varepsilon) \ge 1/7`,
     so PAC learning with :math:`\delta < 1/7` needs more examples: :math:`\Omega(d/\varepsilon)`.
 
