@@ -331,3 +331,9 @@ def test_positive_operator_learner_labelled_fit_and_validation(labelled):
         PositiveOperatorLearner(c=1.5).fit(Xs, y)
     with pytest.raises(ValueError, match="two classes"):
         PositiveOperatorLearner().fit(Xs, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="NaN"):
+        PositiveOperatorLearner().fit(np.where(Xs > 0.05, np.nan, Xs), y)
+    with pytest.raises(ValueError, match="pairs must have shape"):
+        PositiveOperatorLearner().fit_pairs(np.zeros((5, 3, 2)), np.ones(5, bool))
+    with pytest.raises(ValueError, match="both positive and negative"):
+        PositiveOperatorLearner().fit_pairs(np.zeros((5, 2, 2)), np.ones(5, bool))

@@ -446,3 +446,7 @@ def test_power_iteration_rate_and_warning():
     np.testing.assert_allclose(err[-4:] / err[-5:-1], 0.25, rtol=0.02)
     with pytest.raises(ValueError, match="n_components"):
         power_iteration(S, 5)
+    with pytest.raises(ValueError, match="NaN"):
+        power_iteration(np.diag([1.0, np.nan]))
+    with pytest.raises(ValueError, match="square"):
+        power_iteration(np.ones((2, 3)))

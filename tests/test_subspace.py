@@ -393,6 +393,12 @@ def test_svm2k_rademacher_estimate_validation(two_grams):
         svm2k_rademacher_estimate(K_A, K_B, 1.0, disagreement=-0.1)
     with pytest.raises(ValueError, match="positive semi-definite"):
         svm2k_rademacher_estimate(K_A - 2 * np.eye(25), K_B, 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        svm2k_rademacher_estimate(np.where(K_A > 0.9, np.nan, K_A), K_B, 1.0)
+    from lecturelib.subspace import svm2k_mcdiarmid_term
+
+    with pytest.raises(InvalidParameterError, match="delta"):
+        svm2k_mcdiarmid_term(10, 1.0, delta=1.0)
 
 
 def test_svm2k_disagreement_bound_closed_form_and_coverage():
