@@ -18,15 +18,23 @@ indefinite, so its quadratic form has hyperboloids as level sets.
 from __future__ import annotations
 
 import math
-from numbers import Real
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_float_array, check_in_open_interval, check_positive_int
+from ._validation import (
+    Interval,
+    as_float_array,
+    check_estimator_params,
+    check_in_open_interval,
+    check_positive_int,
+)
 
 __all__ = [
     "hpca_weights",
@@ -38,6 +46,7 @@ __all__ = [
     "hpca_bound",
     "operator_bound",
     "one_shot_nn_error",
+    "PositiveOperatorLearner",
 ]
 
 
@@ -576,3 +585,217 @@ def one_shot_nn_error(Z, y):
             p *= 1.0 - np.searchsorted(srt, dj, side="right") / srt.size
         errs[q] = 1.0 - p.mean()
     return float(errs.mean())
+
+
+# ----------------------------------------------------------------------------- convex alternative
+
+
+def _project_psd_ball(S, bound):
+    """Euclidean (Frobenius) projection onto {T >= 0, ||T||_HS <= bound}.
+
+    Both sets are unitarily invariant, so the projection acts on the eigenvalues: clip
+    the negative ones, then scale the vector of eigenvalues into the ball.
+    """
+    lam, V = np.linalg.eigh(0.5 * (S + S.T))
+    lam = np.maximum(lam, 0.0)
+    norm = float(np.sqrt(np.sum(lam**2)))
+    if norm > bound:
+        lam *= bound / norm
+    return (V * lam) @ V.T
+
+
+class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
+    r"""The convex alternative to hyperbolic PCA: a positive operator learned with a hinge loss.
+
+    Instead of a ``d``-dimensional projection, learn a positive operator :math:`T` with
+    :math:`\|T\|_{HS} \le B` (the class of the paper's Theorem 3) and replace the margin
+    function :math:`f_\gamma` by the hinge loss :math:`h_\gamma(t) = \max(0, 1 - t/\gamma)
+    \ge f_\gamma(t)`:
+
+    .. math:: \min_{T \succeq 0,\ \|T\|_{HS}\le B}\ \sum_{i=1}^m a_i\,
+              h_\gamma\big(r_i(c^2 - \langle T, Q_{x_i - x_i'}\rangle_{HS})\big),
+              \qquad \langle T, Q_v\rangle_{HS} = v^\top T v,
+
+    with weights :math:`a_i = 1/m`, or :math:`1/(2N_\pm)` for the two kinds of pairs when
+    ``balanced``.  The problem is convex.  It is solved by accelerated projected gradient
+    descent (FISTA with backtracking and adaptive restart) on the hinge loss smoothed over
+    a width ``smoothing`` (a Huber-type loss within ``smoothing/2`` of the hinge); the
+    projection onto the positive operators of bounded Hilbert-Schmidt norm clips the
+    negative eigenvalues and rescales, one eigendecomposition per step, as in the metric
+    learning of Xing et al.  ``transform`` maps :math:`x \mapsto T^{1/2}x`, so that
+    squared distances become :math:`\langle T, Q_{x-x'}\rangle_{HS}`.
+
+    Parameters
+    ----------
+    c : float in (0, 1), default=0.5
+        Threshold: a pair is declared "same" when :math:`\langle T, Q\rangle < c^2`.  The
+        paper's theorem needs :math:`c^2 < \|T\|_\infty \le B`.
+    gamma : float > 0, default=0.1
+        Margin of the hinge loss.
+    hs_bound : float > 0, default=1.0
+        :math:`B`, the bound on :math:`\|T\|_{HS}` (and hence on :math:`\|T\|_\infty`).
+    balanced : bool, default=True
+        Give positive and negative pairs total weight 1/2 each.
+    smoothing : float > 0, default=1e-3
+        Width of the smoothing of the hinge.
+    max_iter : int, default=500
+        Iteration cap; reaching it raises a ``ConvergenceWarning``.
+    tol : float >= 0, default=1e-6
+        Stop when the Frobenius norm of the gradient mapping is at most ``tol``.
+
+    Attributes
+    ----------
+    operator_ : ndarray of shape (n_features, n_features)
+        The learned :math:`T`.
+    eigenvalues_ : ndarray of shape (n_features,)
+        Its eigenvalues, descending (all non-negative).
+    hs_norm_, op_norm_ : float
+        :math:`\|T\|_{HS}` and :math:`\|T\|_\infty`.
+    objective_ : float
+        The (unsmoothed) weighted hinge loss at ``operator_``.
+    n_iter_ : int
+
+    See the chapter "Hyperbolic PCA", section "A convex alternative".
+    """
+
+    _parameter_constraints = {
+        "c": [Interval(Real, 0, 1, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "hs_bound": [Interval(Real, 0, None, closed="neither")],
+        "balanced": ["boolean"],
+        "smoothing": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, c=0.5, gamma=0.1, hs_bound=1.0, balanced=True, smoothing=1e-3,
+                 max_iter=500, tol=1e-6):
+        self.c = c
+        self.gamma = gamma
+        self.hs_bound = hs_bound
+        self.balanced = balanced
+        self.smoothing = smoothing
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _weights(self, same):
+        n_pos, n_neg = int(same.sum()), int((~same).sum())
+        if self.balanced:
+            if n_pos == 0 or n_neg == 0:
+                raise ValueError("balanced weighting needs both positive and negative pairs")
+            return np.where(same, 1.0 / (2 * n_pos), 1.0 / (2 * n_neg))
+        return np.full(same.size, 1.0 / same.size)
+
+    def _solve(self, D, same):
+        p = D.shape[1]
+        a = self._weights(same)
+        r = np.where(same, 1.0, -1.0)
+        c2, g, mu, B = float(self.c) ** 2, float(self.gamma), float(self.smoothing), float(self.hs_bound)
+
+        def margins(T):
+            return 1.0 - r * (c2 - np.sum((D @ T) * D, axis=1)) / g
+
+        def smooth(T):
+            z = margins(T)
+            val = np.where(z >= mu, z - mu / 2, np.where(z > 0, z**2 / (2 * mu), 0.0))
+            slope = np.clip(z / mu, 0.0, 1.0)
+            grad = (D * (a * slope * r / g)[:, None]).T @ D
+            return float(a @ val), 0.5 * (grad + grad.T)
+
+        T = np.zeros((p, p))
+        Y, t_k, L = T.copy(), 1.0, 1.0
+        f_prev = np.inf
+        converged = False
+        for it in range(1, self.max_iter + 1):
+            fY, gY = smooth(Y)
+            L = max(L / 2.0, 1e-12)
+            while True:
+                T_new = _project_psd_ball(Y - gY / L, B)
+                step = T_new - Y
+                f_new, _ = smooth(T_new)
+                if f_new <= fY + np.sum(gY * step) + 0.5 * L * np.sum(step**2) + 1e-15:
+                    break
+                L *= 2.0
+            gap = L * float(np.sqrt(np.sum(step**2)))
+            if f_new > f_prev:  # adaptive restart: drop the momentum
+                t_k, Y = 1.0, T.copy()
+                f_prev = np.inf
+                continue
+            t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k**2))
+            Y = T_new + (t_k - 1.0) / t_next * (T_new - T)
+            T, t_k, f_prev = T_new, t_next, f_new
+            if gap <= self.tol:
+                converged = True
+                break
+        if not converged:
+            warnings.warn(f"PositiveOperatorLearner stopped at max_iter={self.max_iter} before "
+                          f"the gradient mapping fell below tol={self.tol}", ConvergenceWarning)
+        T = 0.5 * (T + T.T)
+        lam, V = np.linalg.eigh(T)
+        lam, V = np.maximum(lam[::-1], 0.0), V[:, ::-1]
+        self.operator_ = T
+        self.eigenvalues_ = lam
+        self.sqrt_operator_ = (V * np.sqrt(lam)) @ V.T
+        self.hs_norm_ = float(np.sqrt(np.sum(lam**2)))
+        self.op_norm_ = float(lam[0])
+        z = margins(T)
+        self.objective_ = float(a @ np.maximum(z, 0.0))
+        self.n_iter_ = it
+        return self
+
+    def fit(self, X, y):
+        """Fit from a labelled sample, using every unordered pair of distinct points.
+
+        Parameters
+        ----------
+        X : array_like of shape (m, n_features)
+        y : array_like of shape (m,)
+            Labels; pairs with equal labels are positive constraints.
+
+        Returns
+        -------
+        self
+        """
+        check_estimator_params(self)
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if np.unique(y).size < 2:
+            raise ValueError(f"PositiveOperatorLearner needs at least two classes, got {np.unique(y).size} class")
+        i, j = np.triu_indices(X.shape[0], 1)
+        same = y[i] == y[j]
+        if not same.any():
+            raise ValueError("no two points share a label: there are no positive pairs")
+        return self._solve(X[i] - X[j], same)
+
+    def fit_pairs(self, pairs, same):
+        """Fit from a list of equivalence constraints.
+
+        Parameters
+        ----------
+        pairs : array_like of shape (m, 2, n_features)
+        same : array_like of shape (m,)
+            True (or 1) for pairs of the same type, False (or -1, 0) otherwise.
+
+        Returns
+        -------
+        self
+        """
+        check_estimator_params(self)
+        P = as_float_array(pairs, "pairs", ndim=3)
+        if P.shape[1] != 2:
+            raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
+        s = np.asarray(same)
+        if s.shape != (P.shape[0],):
+            raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
+        if s.dtype != bool:
+            if not set(np.unique(s).tolist()) <= {-1, 0, 1}:
+                raise ValueError("same must be boolean or take values in {-1, 0, 1}")
+            s = s == 1
+        self.n_features_in_ = P.shape[2]
+        return self._solve(P[:, 0] - P[:, 1], s)
+
+    def transform(self, X):
+        r""":math:`T^{1/2}x` for every row, so that :math:`\|T^{1/2}(x-x')\|^2 = \langle T, Q_{x-x'}\rangle_{HS}`."""
+        check_is_fitted(self, "operator_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return X @ self.sqrt_operator_

@@ -34,6 +34,9 @@ from ._validation import (
     check_in_open_interval,
     check_positive_int,
     check_symmetric_psd,
+    Interval,
+    Options,
+    validate_params,
 )
 
 __all__ = [
@@ -46,6 +49,9 @@ __all__ = [
     "kcca_bound",
     "IncompleteCholesky",
     "SVM2K",
+    "svm2k_disagreement_bound",
+    "svm2k_mcdiarmid_term",
+    "svm2k_rademacher_estimate",
 ]
 
 _KERNELS = ("linear", "poly", "rbf", "cosine", "sigmoid")
@@ -851,3 +857,223 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         """Class labels: ``classes_[1]`` where the averaged score is positive."""
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+# ----------------------------------------------------------------------------- SVM-2K analysis
+
+
+def _solve_cone_programme(problem, cp):
+    """Solve with Clarabel and return the optimal value (an inaccurate solution, which a
+    tight constraint on a nearly singular Gram matrix can give, is accepted silently)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            problem.solve(solver=cp.CLARABEL)
+        except cp.error.SolverError:
+            raise RuntimeError("the Rademacher programme failed in the solver; a disagreement "
+                               "bound of exactly 0 is degenerate, try a small positive value") from None
+    if problem.status not in ("optimal", "optimal_inaccurate"):
+        raise RuntimeError(f"the Rademacher programme was not solved: status {problem.status}")
+    return float(problem.value)
+
+
+@validate_params({
+    "empirical_disagreement": [Interval(Real, 0, None, closed="left")],
+    "m": [Interval(Integral, 1, None, closed="left")],
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "trace_sum": [Interval(Real, 0, None, closed="left")],
+    "R": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="neither")],
+    "constants": [Options("book", "slides")],
+})
+def svm2k_disagreement_bound(empirical_disagreement, m, C, trace_sum, R=1.0, delta=0.05,
+                             constants="book"):
+    r"""Bounds between the true and the empirical disagreement of the two views of SVM-2K.
+
+    For :math:`g(x) = \langle w_A,\phi_A(x)\rangle - \langle w_B,\phi_B(x)\rangle` with
+    :math:`\|w_A\|,\|w_B\|\le C` and :math:`\kappa_A(x,x),\kappa_B(x,x)\le R^2`, the
+    function :math:`|g|` takes values in :math:`[0, 2RC]`.  The chapter's Rademacher
+    theorem (for :math:`[0,1]`-valued classes, :math:`\hat R_m` with the factor
+    :math:`2/m`), the complexity :math:`(2\sqrt2C/m)\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}`
+    of the linear class and the contraction factor 2 for the absolute value give, with
+    probability at least :math:`1-\delta`,
+
+    .. math:: D := E|g| \le \hat E|g| + \frac{4\sqrt2\,C}{m}\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}
+              + 2RC\sqrt{\frac{18\ln(2/\delta)}{m}}
+
+    (``constants="book"``).  The reverse direction holds with the same excess, so with
+    probability at least :math:`1-\delta` also :math:`\hat E|g| \le D + \text{excess}`,
+    and the slides' :math:`\hat D` is the empirical value plus twice the excess.  The
+    slides print the excess as :math:`\frac{2C}m\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}
+    + 3\sqrt{\ln(2/\delta)/m}` (``constants="slides"``), which leaves the range of
+    :math:`|g|` and the contraction step out.
+
+    Parameters
+    ----------
+    empirical_disagreement : float
+        :math:`\hat E|g|` on the ``m`` points (for the SVM-2K solution at most
+        :math:`\varepsilon + \frac1m\sum_i\eta_i`).
+    m : int
+        Number of points the disagreement is measured on (labelled or not).
+    C : float
+        Bound on :math:`\|w_A\|` and :math:`\|w_B\|`.
+    trace_sum : float
+        :math:`\operatorname{tr}K_A + \operatorname{tr}K_B` on those points.
+    R : float, default=1.0
+        Bound on :math:`\sqrt{\kappa_A(x,x)}` and :math:`\sqrt{\kappa_B(x,x)}`.
+    delta : float in (0, 1), default=0.05
+    constants : {"book", "slides"}, default="book"
+
+    Returns
+    -------
+    dict
+        ``complexity``, ``confidence`` (the two excess terms), ``D`` (empirical plus
+        excess, the bound on the true disagreement) and ``D_hat`` (empirical plus twice
+        the excess, the slides' :math:`\hat D`).
+
+    See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+    """
+    if constants == "book":
+        complexity = 4.0 * math.sqrt(2.0) * C / m * math.sqrt(trace_sum)
+        confidence = 2.0 * R * C * math.sqrt(18.0 * math.log(2.0 / delta) / m)
+    else:
+        complexity = 2.0 * C / m * math.sqrt(trace_sum)
+        confidence = 3.0 * math.sqrt(math.log(2.0 / delta) / m)
+    excess = complexity + confidence
+    return {"complexity": complexity, "confidence": confidence,
+            "D": float(empirical_disagreement) + excess,
+            "D_hat": float(empirical_disagreement) + 2.0 * excess}
+
+
+@validate_params({
+    "m": [Interval(Integral, 1, None, closed="left")],
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "R": [Interval(Real, 0, None, closed="neither")],
+    "delta": [Interval(Real, 0, 1, closed="neither")],
+    "n_draws": [Interval(Integral, 1, None, closed="left")],
+    "constants": [Options("book", "slides")],
+})
+def svm2k_mcdiarmid_term(m, C, R=1.0, delta=0.05, n_draws=1, constants="book"):
+    r"""The McDiarmid term that turns one draw of the signs into a bound on the expectation.
+
+    :math:`F(\sigma) = \sup_{w}\frac1m\sum_i\sigma_i\,(g_A(x_i)+g_B(x_i))` over a class
+    with :math:`|g_A + g_B| \le 2RC` changes by at most :math:`4RC/m` when one sign flips.
+    Averaged over ``n_draws`` independent sign vectors (:math:`mn` independent signs, each
+    moving the average by at most :math:`4RC/(mn)`), McDiarmid's inequality gives, with
+    probability at least :math:`1-\delta`,
+
+    .. math:: E_\sigma F \le \frac1n\sum_{j=1}^n F(\sigma^{(j)}) + 2RC\sqrt{\frac{2\ln(1/\delta)}{mn}}
+
+    (``constants="book"``).  The slides print :math:`RC\sqrt{(2/m)\ln(1/\delta)}` for one
+    draw (``constants="slides"``, divided by :math:`\sqrt n` for ``n`` draws), half the
+    value the bounded differences give.
+
+    Parameters
+    ----------
+    m : int
+        Number of labelled points carrying the signs.
+    C : float
+        Bound on :math:`\|w_A\|, \|w_B\|`.
+    R : float, default=1.0
+        Bound on :math:`\sqrt{\kappa(x,x)}` in both views.
+    delta : float in (0, 1), default=0.05
+    n_draws : int, default=1
+    constants : {"book", "slides"}, default="book"
+
+    Returns
+    -------
+    float
+
+    See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+    """
+    scale = 2.0 if constants == "book" else 1.0
+    return scale * R * C * math.sqrt(2.0 * math.log(1.0 / delta) / (m * n_draws))
+
+
+@validate_params({
+    "K_A": ["array-like"],
+    "K_B": ["array-like"],
+    "C": [Interval(Real, 0, None, closed="neither")],
+    "disagreement": [Interval(Real, 0, None, closed="left"), None],
+    "n_labelled": [Interval(Integral, 1, None, closed="left"), None],
+    "n_draws": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+})
+def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n_draws=1,
+                              random_state=None):
+    r"""Estimate of the Rademacher complexity of the SVM-2K class, by optimisation.
+
+    For each draw of independent random signs :math:`\sigma_1,\dots,\sigma_m` on the
+    first ``n_labelled`` points, solve
+
+    .. math:: F(\sigma) = \max_{w_A, w_B}\ \frac1m\sum_{i=1}^m\sigma_i\big(\langle w_A,\phi_A(x_i)\rangle
+              + \langle w_B,\phi_B(x_i)\rangle\big)
+              \quad\text{s.t.}\quad \|w_A\|\le C,\ \|w_B\|\le C,\
+              \frac1n\sum_{j=1}^n\big|\langle w_A,\phi_A(x_j)\rangle - \langle w_B,\phi_B(x_j)\rangle\big|\le\hat D,
+
+    where the consistency constraint runs over all ``n`` points of the Gram matrices
+    (labelled and unlabelled).  This is the slides' estimate of
+    :math:`\hat R^*_m(\mathcal F_C)` (add :func:`svm2k_mcdiarmid_term` for a bound).
+    By the representer argument the maximiser lies in the span of the ``n`` points, so
+    the problem is written in each view's empirical feature space
+    (:math:`K = U\Lambda U^\top`, features :math:`U\Lambda^{1/2}`) as a second-order cone
+    programme and solved with cvxpy (Clarabel).  Without the constraint
+    (``disagreement=None``) the maximum has the closed form
+    :math:`\frac Cm\big(\sqrt{\sigma^\top K_A^{(m)}\sigma} + \sqrt{\sigma^\top K_B^{(m)}\sigma}\big)`
+    (:math:`K^{(m)}` the labelled block), which is used instead.
+
+    Parameters
+    ----------
+    K_A, K_B : array_like of shape (n, n)
+        Gram matrices of the two views on the same ``n`` points, labelled points first.
+    C : float
+        Bound on :math:`\|w_A\|` and :math:`\|w_B\|`.
+    disagreement : float >= 0 or None, default=None
+        :math:`\hat D`, the bound on the mean absolute disagreement over the ``n`` points;
+        ``None`` drops the constraint (two independent SVMs).
+    n_labelled : int, default=None
+        Number ``m`` of points carrying signs; ``None`` means all ``n``.
+    n_draws : int, default=1
+        Number of independent sign vectors averaged.
+    random_state : None, int or numpy generator, default=None
+
+    Returns
+    -------
+    dict
+        ``estimate`` (mean of :math:`F` over the draws), ``values`` (one per draw) and
+        ``unconstrained`` (the closed-form value without the constraint, for the same
+        signs).
+
+    See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+    """
+    import cvxpy as cp
+    from sklearn.utils import check_random_state
+
+    K_A = check_symmetric_psd(K_A, "K_A")
+    K_B = check_symmetric_psd(K_B, "K_B")
+    if K_A.shape != K_B.shape:
+        raise ValueError(f"K_A and K_B must describe the same points, got shapes {K_A.shape} and {K_B.shape}")
+    n = K_A.shape[0]
+    m = n if n_labelled is None else n_labelled
+    if m > n:
+        raise ValueError(f"n_labelled={m} is larger than the number of points ({n})")
+    rng = check_random_state(random_state)
+    signs = rng.choice([-1.0, 1.0], size=(n_draws, m))
+    free = np.array([(C / m) * (math.sqrt(max(s @ K_A[:m, :m] @ s, 0.0))
+                                + math.sqrt(max(s @ K_B[:m, :m] @ s, 0.0))) for s in signs])
+    if disagreement is None:
+        return {"estimate": float(free.mean()), "values": free, "unconstrained": free}
+    (Fa, _), (Fb, _) = SVM2K._feature_map(K_A), SVM2K._feature_map(K_B)
+    va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
+    s_par = cp.Parameter(m)
+    fa, fb = Fa @ va, Fb @ vb
+    problem = cp.Problem(cp.Maximize(s_par @ (fa[:m] + fb[:m]) / m),
+                         [cp.norm(va) <= C, cp.norm(vb) <= C,
+                          cp.sum(cp.abs(fa - fb)) / n <= disagreement])
+    values = np.empty(n_draws)
+    for j, s in enumerate(signs):
+        s_par.value = s
+        values[j] = _solve_cone_programme(problem, cp)
+    return {"estimate": float(values.mean()), "values": values, "unconstrained": free}

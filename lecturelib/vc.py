@@ -46,6 +46,8 @@ __all__ = [
     "double_sampling_bound",
     "vc_sample_size",
     "margin_vc_bound",
+    "lower_bound_expected_error",
+    "lower_bound_sample_size",
 ]
 
 BUILTIN_CLASSES = ("thresholds", "intervals", "rectangles", "halfplanes")
@@ -706,3 +708,71 @@ def margin_vc_bound(radius, margin, n_features):
     """
     R, g, n = float(radius), float(margin), int(n_features)
     return int(min(math.ceil(R**2 / g**2), n) + 1)
+
+
+# ----------------------------------------------------------------------------- lower bound
+
+
+@validate_params({
+    "m": [Interval(Integral, 0, None, closed="left")],
+    "d": [Interval(Integral, 2, None, closed="left")],
+    "eps": [Interval(Real, 0, 0.125, closed="right")],
+})
+def lower_bound_expected_error(m, d, eps):
+    r"""Expected error in the :math:`\Omega(d/\varepsilon)` lower-bound construction.
+
+    A class of VC dimension ``d`` shatters :math:`x_0, \dots, x_{d-1}`.  The distribution
+    puts mass :math:`1 - 8\varepsilon` on :math:`x_0` and :math:`8\varepsilon/(d-1)` on
+    each other point, and the target labels :math:`x_1, \dots, x_{d-1}` by fair coins.
+    On a point the sample of size ``m`` missed, every learner is wrong with probability
+    1/2, so the expected error on :math:`x_1,\dots,x_{d-1}` is at least
+
+    .. math:: \frac12\sum_{i=1}^{d-1}\frac{8\varepsilon}{d-1}\Big(1-\frac{8\varepsilon}{d-1}\Big)^m
+              = 4\varepsilon\Big(1-\frac{8\varepsilon}{d-1}\Big)^m,
+
+    with equality for a learner that is right on every point it has seen.
+
+    Parameters
+    ----------
+    m : int >= 0
+        Sample size.
+    d : int >= 2
+        VC dimension.
+    eps : float in (0, 1/8]
+
+    Returns
+    -------
+    float
+
+    See the chapter "The VC dimension", section "A lower bound on the sample size".
+    """
+    return 4.0 * eps * (1.0 - 8.0 * eps / (d - 1)) ** m
+
+
+@validate_params({
+    "d": [Interval(Integral, 2, None, closed="left")],
+    "eps": [Interval(Real, 0, 0.125, closed="neither")],
+})
+def lower_bound_sample_size(d, eps):
+    r"""The largest ``m`` for which the lower-bound construction keeps the expected error at least :math:`2\varepsilon`.
+
+    :math:`4\varepsilon(1 - 8\varepsilon/(d-1))^m \ge 2\varepsilon` holds exactly for
+    :math:`m \le \ln 2 / (-\ln(1 - 8\varepsilon/(d-1)))`, and this is at least
+    :math:`\ln 2\,\big(\frac{d-1}{8\varepsilon} - 1\big)` (the integer returned is at least
+    its floor).  With at most that many
+    examples, for every learner some target has :math:`P(\mathrm{err} > \varepsilon) \ge 1/7`,
+    so PAC learning with :math:`\delta < 1/7` needs more examples: :math:`\Omega(d/\varepsilon)`.
+
+    Parameters
+    ----------
+    d : int >= 2
+    eps : float in (0, 1/8)
+
+    Returns
+    -------
+    int
+
+    See the chapter "The VC dimension", section "A lower bound on the sample size".
+    """
+    x = 8.0 * eps / (d - 1)  # < 1 since eps < 1/8 and d >= 2
+    return int(math.floor(math.log(2.0) / -math.log1p(-x) + 1e-12))

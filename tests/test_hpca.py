@@ -225,3 +225,115 @@ def test_rendered_characters_dataset():
     np.testing.assert_allclose(plain[0], plain[1])  # no transformation: identical images
     with pytest.raises(ValueError, match="out_size"):
         rendered_characters("a", 1, out_size=7)
+
+
+# ----------------------------------------------------------------------------- convex alternative
+
+
+@pytest.fixture
+def small_pairs():
+    rng = np.random.default_rng(0)
+    p, N = 4, 80
+    X1 = rng.normal(size=(N, p)) / 4
+    same = rng.random(N) < 0.5
+    X2 = X1 + np.where(same[:, None], rng.normal(size=(N, p)) / 8, rng.normal(size=(N, p)) / 3)
+    return np.stack([X1, X2], axis=1), same
+
+
+def _hinge_optimum_cvxpy(D, same, c, gamma, B, balanced):
+    import cvxpy as cp
+
+    p = D.shape[1]
+    n_pos, n_neg = same.sum(), (~same).sum()
+    a = np.where(same, 1 / (2 * n_pos), 1 / (2 * n_neg)) if balanced else np.full(len(same), 1 / len(same))
+    r = np.where(same, 1.0, -1.0)
+    T = cp.Variable((p, p), PSD=True)
+    q = cp.sum(cp.multiply(D @ T, D), axis=1)
+    prob = cp.Problem(cp.Minimize(a @ cp.pos(1 - cp.multiply(r, c**2 - q) / gamma)),
+                      [cp.norm(T, "fro") <= B])
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("B, c, gamma, balanced", [(1.0, 0.3, 0.1, True), (0.5, 0.2, 0.05, False),
+                                                   (2.0, 0.4, 0.2, True)])
+def test_positive_operator_learner_matches_cvxpy(small_pairs, B, c, gamma, balanced):
+    from lecturelib.hpca import PositiveOperatorLearner
+
+    pairs, same = small_pairs
+    model = PositiveOperatorLearner(c=c, gamma=gamma, hs_bound=B, balanced=balanced, max_iter=6000,
+                                    tol=1e-8).fit_pairs(pairs, same)
+    best = _hinge_optimum_cvxpy(pairs[:, 0] - pairs[:, 1], same, c, gamma, B, balanced)
+    # feasible, never better than the optimum, and within the smoothing error of it
+    assert np.linalg.eigvalsh(model.operator_).min() >= -1e-10
+    assert model.hs_norm_ <= B * (1 + 1e-9)
+    assert model.objective_ >= best - 1e-6
+    assert model.objective_ <= best + model.smoothing / 2
+    # transform realises the operator: squared distances are <T, Q_{x - x'}>
+    D = pairs[:, 0] - pairs[:, 1]
+    Z = model.transform(pairs[:, 0]) - model.transform(pairs[:, 1])
+    np.testing.assert_allclose(np.sum(Z**2, axis=1), np.einsum("ij,jk,ik->i", D, model.operator_, D),
+                               atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_positive_operator_learner_one_dimension_brute_force():
+    from lecturelib.hpca import PositiveOperatorLearner
+
+    # in one dimension T = t in [0, B] and the objective is piecewise linear in t
+    rng = np.random.default_rng(1)
+    d = np.abs(rng.normal(size=50)) * 0.6
+    same = rng.random(50) < 0.4
+    d = np.where(same, d * 0.5, d)
+    pairs = np.stack([d[:, None], np.zeros((50, 1))], axis=1)
+    c, gamma, B = 0.3, 0.05, 1.5
+    model = PositiveOperatorLearner(c=c, gamma=gamma, hs_bound=B, max_iter=3000, tol=1e-7).fit_pairs(pairs, same)
+    a = np.where(same, 1 / (2 * same.sum()), 1 / (2 * (~same).sum()))
+    r = np.where(same, 1.0, -1.0)
+    grid = np.linspace(0, B, 300001)
+    obj = [(a * np.maximum(0, 1 - r * (c**2 - t * d**2) / gamma)).sum() for t in grid[::100]]
+    assert model.objective_ == pytest.approx(min(obj), abs=model.smoothing / 2 + 1e-4)
+
+
+def test_psd_ball_projection_equals_cvxpy():
+    import cvxpy as cp
+
+    from lecturelib.hpca import _project_psd_ball
+
+    rng = np.random.default_rng(2)
+    S = rng.normal(size=(5, 5))
+    S = S + S.T
+    for B in (0.5, 3.0, 100.0):
+        T = cp.Variable((5, 5), PSD=True)
+        cp.Problem(cp.Minimize(cp.norm(T - S, "fro")), [cp.norm(T, "fro") <= B]).solve(solver=cp.CLARABEL)
+        np.testing.assert_allclose(_project_psd_ball(S, B), T.value, atol=1e-5)
+
+
+def test_positive_operator_learner_labelled_fit_and_validation(labelled):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from lecturelib._validation import InvalidParameterError
+    from lecturelib.hpca import PositiveOperatorLearner
+
+    X, y = labelled
+    Xs = X / (2 * np.abs(X).max() * np.sqrt(X.shape[1]))
+    model = PositiveOperatorLearner(c=0.3, gamma=0.05, max_iter=3000).fit(Xs, y)
+    i, j = np.triu_indices(len(y), 1)
+    pairs = np.stack([Xs[i], Xs[j]], axis=1)
+    same_model = PositiveOperatorLearner(c=0.3, gamma=0.05, max_iter=3000).fit_pairs(pairs, y[i] == y[j])
+    np.testing.assert_allclose(model.operator_, same_model.operator_, atol=1e-10)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        PositiveOperatorLearner(max_iter=1).fit(Xs, y)
+    with pytest.raises(InvalidParameterError, match="hs_bound"):
+        PositiveOperatorLearner(hs_bound=0.0).fit(Xs, y)
+    with pytest.raises(InvalidParameterError, match="c="):
+        PositiveOperatorLearner(c=1.5).fit(Xs, y)
+    with pytest.raises(ValueError, match="two classes"):
+        PositiveOperatorLearner().fit(Xs, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="NaN"):
+        PositiveOperatorLearner().fit(np.where(Xs > 0.05, np.nan, Xs), y)
+    with pytest.raises(ValueError, match="pairs must have shape"):
+        PositiveOperatorLearner().fit_pairs(np.zeros((5, 3, 2)), np.ones(5, bool))
+    with pytest.raises(ValueError, match="both positive and negative"):
+        PositiveOperatorLearner().fit_pairs(np.zeros((5, 2, 2)), np.ones(5, bool))

@@ -410,3 +410,43 @@ def test_pca_is_accurate_for_data_far_from_the_origin():
     near = PCA(3).fit(X)
     np.testing.assert_allclose(far.explained_variance_, near.explained_variance_, rtol=1e-7)
     assert same_up_to_sign(far.components_.T, near.components_.T, atol=1e-7)
+
+
+# ----------------------------------------------------------------------------- power method
+
+
+def test_power_iteration_matches_eigh():
+    from lecturelib.spectral import power_iteration
+
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(40, 10)) * np.linspace(3, 0.5, 10)
+    S = A.T @ A
+    lam, V, n_iter = power_iteration(S, 3, random_state=0)
+    ref_lam, ref_V = np.linalg.eigh(S)
+    np.testing.assert_allclose(lam, ref_lam[::-1][:3], rtol=1e-10)
+    ref_V = ref_V[:, ::-1][:, :3]
+    ref_V = ref_V * np.sign(ref_V[np.argmax(np.abs(ref_V), axis=0), np.arange(3)])
+    np.testing.assert_allclose(V, ref_V, atol=1e-6)
+    assert 1 < n_iter < 1000
+
+
+def test_power_iteration_rate_and_warning():
+    from sklearn.exceptions import ConvergenceWarning
+
+    from lecturelib.spectral import power_iteration
+
+    # diagonal matrix with lambda_2 / lambda_1 = 0.5: the Rayleigh quotient's error
+    # falls by (lambda_2 / lambda_1)^2 = 1/4 per step once the iteration has settled
+    S = np.diag([2.0, 1.0, 0.5, 0.1])
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        _, _, n_iter, hist = power_iteration(S, 1, max_iter=12, tol=0.0, random_state=3,
+                                             return_history=True)
+    assert n_iter == 12
+    err = 2.0 - hist[:, 0]
+    np.testing.assert_allclose(err[-4:] / err[-5:-1], 0.25, rtol=0.02)
+    with pytest.raises(ValueError, match="n_components"):
+        power_iteration(S, 5)
+    with pytest.raises(ValueError, match="NaN"):
+        power_iteration(np.diag([1.0, np.nan]))
+    with pytest.raises(ValueError, match="square"):
+        power_iteration(np.ones((2, 3)))

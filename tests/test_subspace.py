@@ -316,3 +316,120 @@ def test_svm2k_semi_supervised(two_views):
         np.testing.assert_allclose(fb1 - mdl_a.intercept_B_, fb2 - mdl_b.intercept_B_, atol=1e-4)
     with pytest.raises(ValueError, match="X_unlabelled"):
         SVM2K().fit(X[lab], y[lab], X_unlabelled=X[unl, :2])
+
+
+# ----------------------------------------------------------------------------- SVM-2K analysis
+
+
+def _rademacher_by_alpha(K_A, K_B, C, D, signs, m):
+    """The same programme, written independently in the dual coefficients alpha (cvxpy)."""
+    import cvxpy as cp
+
+    n = K_A.shape[0]
+    aa, ab = cp.Variable(n), cp.Variable(n)
+    fa, fb = K_A @ aa, K_B @ ab
+    cons = [cp.quad_form(aa, cp.psd_wrap(K_A)) <= C**2, cp.quad_form(ab, cp.psd_wrap(K_B)) <= C**2,
+            cp.sum(cp.abs(fa - fb)) / n <= D]
+    prob = cp.Problem(cp.Maximize(signs @ (fa[:m] + fb[:m]) / m), cons)
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+@pytest.fixture
+def two_grams():
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(25, 1))
+    XA = np.hstack([z, rng.normal(size=(25, 2))])
+    XB = np.hstack([z + 0.3 * rng.normal(size=(25, 1)), rng.normal(size=(25, 1))])
+    return rbf_kernel(XA, gamma=0.5), rbf_kernel(XB, gamma=0.5)
+
+
+@pytest.mark.parametrize("D", [0.0, 0.05, 0.3])
+def test_svm2k_rademacher_estimate_equals_alpha_form(two_grams, D):
+    from lecturelib.subspace import svm2k_rademacher_estimate
+
+    K_A, K_B = two_grams
+    out = svm2k_rademacher_estimate(K_A, K_B, 2.0, disagreement=D, n_labelled=15, n_draws=2,
+                                    random_state=0)
+    signs = np.random.RandomState(0).choice([-1.0, 1.0], size=(2, 15))
+    expected = [_rademacher_by_alpha(K_A, K_B, 2.0, D, s, 15) for s in signs]
+    np.testing.assert_allclose(out["values"], expected, rtol=1e-4, atol=1e-6)
+    assert out["estimate"] == pytest.approx(np.mean(expected), rel=1e-4)
+    # the constraint can only lower the supremum below the closed-form unconstrained value
+    assert np.all(out["values"] <= out["unconstrained"] + 1e-7)
+
+
+def test_svm2k_rademacher_estimate_closed_forms(two_grams):
+    from lecturelib.subspace import svm2k_rademacher_estimate
+
+    K_A, K_B = two_grams
+    free = svm2k_rademacher_estimate(K_A, K_B, 1.5, n_draws=3, random_state=1)
+    signs = np.random.RandomState(1).choice([-1.0, 1.0], size=(3, 25))
+    expected = [1.5 / 25 * (np.sqrt(s @ K_A @ s) + np.sqrt(s @ K_B @ s)) for s in signs]
+    np.testing.assert_allclose(free["values"], expected, rtol=1e-12)
+    # a loose constraint is inactive: the programme returns the closed form
+    loose = svm2k_rademacher_estimate(K_A, K_B, 1.5, disagreement=10.0, n_draws=3, random_state=1)
+    np.testing.assert_allclose(loose["values"], expected, rtol=1e-5)
+    # identical views and exact agreement: w_A = w_B, value (2C/m) sqrt(s'Ks)
+    same = svm2k_rademacher_estimate(K_A, K_A, 1.5, disagreement=0.0, n_draws=3, random_state=1)
+    np.testing.assert_allclose(same["values"], [3.0 / 25 * np.sqrt(s @ K_A @ s) for s in signs],
+                               rtol=1e-5)
+    # the value grows with the allowed disagreement
+    vals = [svm2k_rademacher_estimate(K_A, K_B, 1.5, disagreement=D, random_state=2)["estimate"]
+            for D in (0.0, 0.1, 0.4)]
+    assert vals[0] < vals[1] < vals[2]
+
+
+def test_svm2k_rademacher_estimate_validation(two_grams):
+    from lecturelib._validation import InvalidParameterError
+    from lecturelib.subspace import svm2k_rademacher_estimate
+
+    K_A, K_B = two_grams
+    with pytest.raises(ValueError, match="same points"):
+        svm2k_rademacher_estimate(K_A, K_B[:10, :10], 1.0)
+    with pytest.raises(ValueError, match="n_labelled"):
+        svm2k_rademacher_estimate(K_A, K_B, 1.0, n_labelled=30)
+    with pytest.raises(InvalidParameterError, match="disagreement"):
+        svm2k_rademacher_estimate(K_A, K_B, 1.0, disagreement=-0.1)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        svm2k_rademacher_estimate(K_A - 2 * np.eye(25), K_B, 1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        svm2k_rademacher_estimate(np.where(K_A > 0.9, np.nan, K_A), K_B, 1.0)
+    from lecturelib.subspace import svm2k_mcdiarmid_term
+
+    with pytest.raises(InvalidParameterError, match="delta"):
+        svm2k_mcdiarmid_term(10, 1.0, delta=1.0)
+
+
+def test_svm2k_disagreement_bound_closed_form_and_coverage():
+    from lecturelib.subspace import svm2k_disagreement_bound, svm2k_mcdiarmid_term
+
+    out = svm2k_disagreement_bound(0.2, 100, 2.0, 150.0, R=1.0, delta=0.05)
+    comp = 4 * math.sqrt(2) * 2.0 / 100 * math.sqrt(150.0)
+    conf = 2 * 2.0 * math.sqrt(18 * math.log(40) / 100)
+    assert out["D"] == pytest.approx(0.2 + comp + conf)
+    assert out["D_hat"] == pytest.approx(0.2 + 2 * (comp + conf))
+    slides = svm2k_disagreement_bound(0.2, 100, 2.0, 150.0, constants="slides")
+    assert slides["D"] == pytest.approx(0.2 + 2 * 2.0 / 100 * math.sqrt(150) + 3 * math.sqrt(math.log(40) / 100))
+    assert svm2k_mcdiarmid_term(50, 2.0, 1.0, 0.05) == pytest.approx(4 * math.sqrt(2 * math.log(20) / 50))
+    assert svm2k_mcdiarmid_term(50, 2.0, 1.0, 0.05, n_draws=4, constants="slides") == pytest.approx(
+        2 * math.sqrt(2 * math.log(20) / 200))
+    # coverage: for fixed unit-norm directions in two linear views (|x| <= 1) the true mean
+    # disagreement (computed on a very large sample) lies below D in every one of 30 samples
+    rng = np.random.default_rng(0)
+
+    def draw(n):
+        Z = rng.uniform(-1, 1, size=(n, 4)) / 2
+        return Z[:, :2], Z[:, 2:]
+
+    wa, wb = np.array([0.8, 0.6]), np.array([0.6, -0.8])
+    big_a, big_b = draw(200000)
+    true = np.abs(big_a @ wa - big_b @ wb).mean()
+    for _ in range(30):
+        A, B = draw(60)
+        emp = np.abs(A @ wa - B @ wb).mean()
+        bound = svm2k_disagreement_bound(emp, 60, 1.0, float(np.sum(A**2) + np.sum(B**2)),
+                                         R=math.sqrt(0.5))
+        assert true <= bound["D"] and emp <= true + (bound["D"] - emp)
+    with pytest.raises(ValueError, match="constants"):
+        svm2k_disagreement_bound(0.2, 100, 2.0, 150.0, constants="paper")

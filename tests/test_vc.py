@@ -336,3 +336,42 @@ def test_sauer_lemma_holds_for_random_finite_classes(table):
         g_direct = max(len({tuple(r) for r in table[:, list(s)]})
                        for s in itertools.combinations(range(n), m))
         assert g == g_direct <= vc.sauer_bound(m, d)
+
+
+# ----------------------------------------------------------------------------- lower bound
+
+
+@pytest.mark.parametrize("d, m, eps", [(3, 2, 0.1), (4, 3, 0.05), (2, 4, 0.125)])
+def test_lower_bound_expected_error_by_enumeration(d, m, eps):
+    """Enumerate every sample sequence and every target labelling of x_1..x_{d-1}."""
+    import itertools
+
+    from lecturelib.vc import lower_bound_expected_error
+
+    probs = np.array([1 - 8 * eps] + [8 * eps / (d - 1)] * (d - 1))
+    total = 0.0
+    for labels in itertools.product((0, 1), repeat=d - 1):
+        target = np.array((0,) + labels)
+        for seq in itertools.product(range(d), repeat=m):
+            p_seq = float(np.prod(probs[list(seq)]))
+            seen = set(seq)
+            guess = np.array([target[i] if i in seen else 0 for i in range(d)])  # memorise, else 0
+            err = float(np.sum(probs[1:] * (guess[1:] != target[1:])))
+            total += p_seq * err / 2 ** (d - 1)
+    assert total == pytest.approx(lower_bound_expected_error(m, d, eps), rel=1e-12)
+
+
+def test_lower_bound_sample_size_is_the_crossing():
+    from lecturelib.vc import lower_bound_expected_error, lower_bound_sample_size
+
+    for d, eps in [(2, 0.1), (5, 0.05), (20, 0.01), (100, 0.1)]:
+        m_star = lower_bound_sample_size(d, eps)
+        assert lower_bound_expected_error(m_star, d, eps) >= 2 * eps
+        assert lower_bound_expected_error(m_star + 1, d, eps) < 2 * eps
+        assert m_star >= math.floor(math.log(2) * ((d - 1) / (8 * eps) - 1))
+    from lecturelib._validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="eps"):
+        lower_bound_sample_size(5, 0.2)
+    with pytest.raises(InvalidParameterError, match="d"):
+        lower_bound_sample_size(1, 0.1)
