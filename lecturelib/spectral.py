@@ -14,7 +14,7 @@ computed.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -25,7 +25,8 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_float_array, check_symmetric_psd
+from ._validation import (Interval, InstanceOf, Options, as_float_array, check_estimator_params,
+                          check_symmetric_psd)
 
 __all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA"]
 
@@ -91,16 +92,11 @@ def _top_eigh(S, k, B=None, overwrite=False):
     return w[::-1], V[:, ::-1]
 
 
-def _check_n_components(k, upper, what, *, allow_none=True):
-    if k is None and allow_none:
-        return None
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"n_components must be an integer or None, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"n_components must be at least 1, got {k}")
-    if k > upper:
+def _check_n_components(k, upper, what):
+    """``n_components`` (already checked against the parameter table) against the data."""
+    if k is not None and k > upper:
         raise ValueError(f"n_components={k} is larger than {what} ({upper})")
-    return int(k)
+    return None if k is None else int(k)
 
 
 def _check_at_least_two_samples(n, name):
@@ -136,11 +132,20 @@ def _kernel_diag(X, kernel, gamma, degree, coef0, kernel_params):
                      for x in X])
 
 
-def _check_kernel_name(kernel):
-    valid = {"linear", "poly", "polynomial", "rbf", "sigmoid", "cosine", "laplacian",
-             "precomputed"}
-    if not (callable(kernel) or kernel in valid):
-        raise ValueError(f"kernel must be one of {sorted(valid)} or a callable, got {kernel!r}")
+_KERNEL_NAMES = ("linear", "poly", "polynomial", "rbf", "sigmoid", "cosine", "laplacian",
+                 "precomputed")
+
+# Valid values of the kernel parameters shared by KernelPCA and KernelCCA: the width gamma
+# of rbf/laplacian (and the scale of poly/sigmoid) is positive (gamma = 0 makes every kernel
+# value constant, so nothing is left after centring); a polynomial has degree at least 1.
+_KERNEL_CONSTRAINTS = {
+    "kernel": [Options(*_KERNEL_NAMES), "callable"],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None)],
+    "coef0": [Interval(Real, None, None)],
+    "kernel_params": [InstanceOf(dict, "a dict"), None],
+}
+_N_COMPONENTS = [Interval(Integral, 1, None), None]
 
 
 # ----------------------------------------------------------------------------- PCA
@@ -197,6 +202,12 @@ class PCA(TransformerMixin, BaseEstimator):
     See the chapter "PCA, LDA and CCA", sections "PCA" and "More features than samples".
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        "solver": [Options("auto", "covariance", "gram")],
+        "ddof": [Interval(Integral, 0, 1)],
+    }
+
     def __init__(self, n_components=None, solver="auto", ddof=1):
         self.n_components = n_components
         self.solver = solver
@@ -204,13 +215,10 @@ class PCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit the principal axes to ``X`` of shape (n_samples, n_features)."""
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         _check_at_least_two_samples(n, "PCA")
-        if self.solver not in ("auto", "covariance", "gram"):
-            raise ValueError(f"solver must be 'auto', 'covariance' or 'gram', got {self.solver!r}")
-        if self.ddof not in (0, 1):
-            raise ValueError(f"ddof must be 0 or 1, got {self.ddof!r}")
         k = _check_n_components(self.n_components, min(n, d), "min(n_samples, n_features)")
         k = min(n, d) if k is None else k
         solver = self.solver
@@ -315,6 +323,12 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     See the chapter "PCA, LDA and CCA", section "Kernel PCA".
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        **_KERNEL_CONSTRAINTS,
+        "center": ["boolean"],
+    }
+
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,
                  kernel_params=None, center=True):
         self.n_components = n_components
@@ -330,7 +344,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit on ``X`` (or on a Gram matrix with ``kernel="precomputed"``)."""
-        _check_kernel_name(self.kernel)
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelPCA")
@@ -350,6 +364,9 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         lam = np.where(lam > tol, lam, 0.0)
         if k is None:
             keep = lam > 0
+            if not np.any(keep):
+                raise ValueError("the (centred) kernel matrix is zero: every point has the same "
+                                 "feature vector, so there is no principal component")
             lam, Q = lam[keep], Q[:, keep]
         (Q,) = _flip_columns(Q)
         self.eigenvalues_ = lam
@@ -474,12 +491,18 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     See the chapter "PCA, LDA and CCA", section "Fisher's linear discriminant".
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        "shrinkage": [Interval(Real, 0, 1), None],
+    }
+
     def __init__(self, n_components=None, shrinkage=None):
         self.n_components = n_components
         self.shrinkage = shrinkage
 
     def fit(self, X, y):
         """Fit the scatter matrices and the discriminant directions."""
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -487,10 +510,6 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         if q < 2:
             raise ValueError(f"LDA needs at least two classes, got {q} class")
         n, d = X.shape
-        if self.shrinkage is not None and not (
-            isinstance(self.shrinkage, numbers.Real) and 0 <= self.shrinkage <= 1
-        ):
-            raise ValueError(f"shrinkage must be None or a number in [0, 1], got {self.shrinkage!r}")
         k = _check_n_components(self.n_components, min(q - 1, d), "min(n_classes - 1, n_features)")
         k = min(q - 1, d) if k is None else k
         counts = np.bincount(y_idx, minlength=q)
@@ -592,6 +611,9 @@ def _second_view(Y, y):
 def _as_two_views(est, X, Y, reset=True):
     X, Y = validate_data(est, X, Y, dtype=np.float64, multi_output=True, y_numeric=True,
                          reset=reset)
+    # validate_data converts X only: the second view keeps its dtype (float32, int, bool),
+    # so convert it once, explicitly, and compute everything in float64.
+    Y = np.asarray(Y, dtype=np.float64)
     Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
     return X, Y
 
@@ -634,6 +656,8 @@ class CCA(TransformerMixin, BaseEstimator):
     See the chapter "PCA, LDA and CCA", section "Canonical correlation analysis".
     """
 
+    _parameter_constraints = {"n_components": _N_COMPONENTS, "center": ["boolean"]}
+
     def __init__(self, n_components=None, center=True):
         self.n_components = n_components
         self.center = center
@@ -658,6 +682,7 @@ class CCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, Y=None, y=None):
         """Fit the canonical directions of the views ``X`` (n, k) and ``Y`` (n, s)."""
+        check_estimator_params(self)
         X, Y = _as_two_views(self, X, _second_view(Y, y))
         n = X.shape[0]
         _check_at_least_two_samples(n, "CCA")
@@ -756,6 +781,13 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     "Subspace methods and their bounds".
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        **_KERNEL_CONSTRAINTS,
+        "reg": [Interval(Real, 0, 1)],
+        "center": ["boolean"],
+    }
+
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,
                  kernel_params=None, reg=0.1, center=True):
         self.n_components = n_components
@@ -790,12 +822,10 @@ class KernelCCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, Y=None, y=None):
         """Fit the canonical pairs of the views ``X`` and ``Y`` (or their Gram matrices)."""
-        _check_kernel_name(self.kernel)
+        check_estimator_params(self)
         X, Y = _as_two_views(self, X, _second_view(Y, y))
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelCCA")
-        if not (isinstance(self.reg, numbers.Real) and 0 <= self.reg <= 1):
-            raise ValueError(f"reg must be a number in [0, 1], got {self.reg!r}")
         tau = float(self.reg)
         if self.kernel == "precomputed":
             Ka = check_symmetric_psd(X, "the precomputed kernel matrix X")
