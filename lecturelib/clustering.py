@@ -39,6 +39,7 @@ from ._validation import (
     check_positive_int,
     check_square,
     check_symmetric_psd,
+    input_eps,
     validate_params,
 )
 
@@ -851,10 +852,13 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Cluster ``X`` (or the kernel matrix ``X`` when precomputed); returns ``self``."""
         check_estimator_params(self)
+        eps = input_eps(X)
         X = validate_data(self, X, dtype=np.float64)
         if self.kernel == "precomputed":
-            # Kernel k-means is k-means in feature space: it needs a PSD kernel.
-            K = check_symmetric_psd(X, "X (the precomputed kernel)", tol=1e-8)
+            # Kernel k-means is k-means in feature space: it needs a PSD kernel, PSD here to
+            # within the round-off of the input's precision (n eps max|K|, by Weyl).
+            K = check_symmetric_psd(X, "X (the precomputed kernel)", tol=max(1e-8, X.shape[0] * eps),
+                                    symmetry_tol=max(1e-10, 10 * eps))
         else:
             K = self._kernel(X, X)
             self.X_fit_ = X

@@ -26,7 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (Interval, InstanceOf, Options, as_float_array, check_estimator_params,
-                          check_symmetric_psd)
+                          check_symmetric_psd, input_eps)
 
 __all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA"]
 
@@ -97,6 +97,17 @@ def _check_n_components(k, upper, what):
     if k is not None and k > upper:
         raise ValueError(f"n_components={k} is larger than {what} ({upper})")
     return None if k is None else int(k)
+
+
+def _check_precomputed_gram(K, name, eps):
+    """A precomputed Gram matrix, PSD to within the round-off of its input precision ``eps``.
+
+    A float32 Gram matrix of a PSD kernel is slightly indefinite after rounding: Weyl's
+    inequality moves each eigenvalue by at most ``n * eps * max|K|``.
+    """
+    n = np.shape(K)[0]
+    return check_symmetric_psd(K, name, tol=max(1e-8, n * eps),
+                               symmetry_tol=max(1e-10, 10 * eps))
 
 
 def _check_at_least_two_samples(n, name):
@@ -345,11 +356,12 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit on ``X`` (or on a Gram matrix with ``kernel="precomputed"``)."""
         check_estimator_params(self)
+        eps = input_eps(X)
         X = validate_data(self, X, dtype=np.float64)
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelPCA")
         if self.kernel == "precomputed":
-            K = check_symmetric_psd(X, "the precomputed kernel matrix X").copy()
+            K = _check_precomputed_gram(X, "the precomputed kernel matrix X", eps).copy()
         else:
             K = self._get_kernel(X)
         k = _check_n_components(self.n_components, m, "n_samples")
@@ -360,7 +372,8 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             K -= self._col_means[:, None]
             K += self._all_mean
         lam, Q = _top_eigh(K, m if k is None else k, overwrite=True)
-        tol = max(lam[0], 0.0) * m * np.finfo(float).eps
+        # rounding noise of a zero eigenvalue (at the precision of a precomputed input)
+        tol = max(lam[0], 0.0) * m * (eps if self.kernel == "precomputed" else np.finfo(float).eps)
         lam = np.where(lam > tol, lam, 0.0)
         if k is None:
             keep = lam > 0
@@ -814,22 +827,24 @@ class KernelCCA(TransformerMixin, BaseEstimator):
         return K - col - col[:, None] + allm, col, allm
 
     @staticmethod
-    def _range(K, tau):
+    def _range(K, tau, eps=np.finfo(float).eps):
         s, U = linalg.eigh(K, check_finite=False)
-        keep = s > max(s[-1], 0.0) * K.shape[0] * np.finfo(float).eps * 10
+        keep = s > max(s[-1], 0.0) * K.shape[0] * eps * 10
         s, U = s[keep], U[:, keep]
         return s, U, 1.0 / np.sqrt((1.0 - tau) * s + tau)
 
     def fit(self, X, Y=None, y=None):
         """Fit the canonical pairs of the views ``X`` and ``Y`` (or their Gram matrices)."""
         check_estimator_params(self)
-        X, Y = _as_two_views(self, X, _second_view(Y, y))
+        Y = _second_view(Y, y)
+        eps_x, eps_y = input_eps(X), input_eps(Y)
+        X, Y = _as_two_views(self, X, Y)
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelCCA")
         tau = float(self.reg)
         if self.kernel == "precomputed":
-            Ka = check_symmetric_psd(X, "the precomputed kernel matrix X")
-            Kb = check_symmetric_psd(Y, "the precomputed kernel matrix Y")
+            Ka = _check_precomputed_gram(X, "the precomputed kernel matrix X", eps_x)
+            Kb = _check_precomputed_gram(Y, "the precomputed kernel matrix Y", eps_y)
             if Ka.shape != Kb.shape:
                 raise ValueError(f"the two kernel matrices differ in shape: {Ka.shape} and {Kb.shape}")
         else:
@@ -837,8 +852,10 @@ class KernelCCA(TransformerMixin, BaseEstimator):
         if self.center:
             Ka, self._xcol, self._xall = self._centre(Ka)
             Kb, self._ycol, self._yall = self._centre(Kb)
-        sa, Ua, ca = self._range(Ka, tau)
-        sb, Ub, cb = self._range(Kb, tau)
+        if self.kernel != "precomputed":
+            eps_x = eps_y = np.finfo(float).eps
+        sa, Ua, ca = self._range(Ka, tau, eps_x)
+        sb, Ub, cb = self._range(Kb, tau, eps_y)
         rank = min(sa.size, sb.size)
         if rank == 0:
             raise ValueError("a kernel matrix is zero after centring: a view is constant")

@@ -157,7 +157,7 @@ CASES = [
     ("hpca.hpca_bound delta", lambda: hpca.hpca_bound(100, 2, 0.5, delta=0), ValueError, "delta"),
     ("hpca.hpca_bound no samples", lambda: hpca.hpca_bound(0, 2, 0.5), ValueError, "m must be"),
     ("hpca.empirical_margin_risk mismatched",
-     lambda: hpca.empirical_margin_risk(np.ones(3), np.ones(4, bool), 1.0, 0.5), ValueError, "shape"),
+     lambda: hpca.empirical_margin_risk(np.ones(3), np.ones(4, bool), 0.5, 0.5), ValueError, "shape"),
     ("hpca.one_shot_nn_error mismatched", lambda: hpca.one_shot_nn_error(X_OK, Y_OK[:5]), ValueError, "one label per row"),
     # ---------------------------------------------------------------- pac
     ("pac.RectangleLearner nan", fit(pac.RectangleLearner(), np.where(X_OK > 1, NAN, X_OK), Y_OK), ValueError, "NaN"),
