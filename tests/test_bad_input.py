@@ -211,7 +211,7 @@ CASES = [
     ("metric.knn_loo_error k too large", lambda: metric.knn_loo_error(X_OK, Y_OK, n_neighbors=20),
      ValueError, "larger than"),
     ("metric.knn_loo_error k zero", lambda: metric.knn_loo_error(X_OK, Y_OK, n_neighbors=0),
-     ValueError, "at least 1"),
+     ValueError, "n_neighbors"),
     ("metric.knn_loo_error label count", lambda: metric.knn_loo_error(X_OK, Y_OK[:-1]),
      ValueError, "labels"),
     ("metric.knn_loo_error continuous labels", lambda: metric.knn_loo_error(X_OK, np.linspace(0, 1, 20)),
