@@ -443,7 +443,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     ----------
     K : array_like of shape (m, m)
         Symmetric, non-negative, no all-zero row.
-    tol : float, default=1e-10
+    tol : float > 0, default=1e-10
         Stop when :math:`\max_i |(F\mathbf 1)_i - 1| \le` ``tol``.
     max_iter : int, default=10000
     return_history : bool, default=False
@@ -796,9 +796,9 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         ``rbf`` is :math:`\exp(-\gamma\lVert x-y\rVert^2)`; with ``precomputed``,
         ``fit`` takes the m x m kernel matrix and ``predict`` the kernel between new
         points (rows) and the training points (columns).
-    gamma : float or None, default=None
+    gamma : float > 0 or None, default=None
         ``None`` means ``1 / n_features``.
-    degree : int, default=3
+    degree : int >= 1, default=3
     coef0 : float, default=1.0
     n_init : int, default=10
     max_iter : int, default=300
@@ -1037,8 +1037,8 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
         graph :math:`(A + A^T)/2` with :math:`A_{ij}=1` when ``j`` is among the
         ``n_neighbors`` nearest points of ``i`` (itself included), O(m n_neighbors)
         memory. ``precomputed``: ``X`` is the affinity (dense or sparse).
-    gamma : float, default=1.0
-    n_neighbors : int, default=10
+    gamma : float > 0, default=1.0
+    n_neighbors : int >= 1, default=10
     normalization : {"normalized", "ratio"}, default="normalized"
     eigen_solver : {"auto", "dense", "arpack"}, default="auto"
         See :func:`spectral_embedding`.

@@ -115,13 +115,13 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         Dimension ``d`` of the subspace.
     kernel : {None, "linear", "poly", "rbf", "cosine", "sigmoid"}, default=None
         ``None`` works in input space.
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
     eta_neg : float > 0, default=1.0
         Weight :math:`\eta_{-1}` of the negative (different-type) pairs.
     eta_pos : float < 0, default=-1.0
         Weight :math:`\eta_{+1}` of the positive (same-type) pairs.
     balanced : bool, default=True
-    tol : float, default=1e-10
+    tol : float in (0, 1), default=1e-10
         Relative eigenvalue below which the Gram matrix is treated as singular.
 
     Attributes

@@ -690,7 +690,7 @@ class ITML(_MetricTransformer):
 
     Parameters
     ----------
-    gamma : float, default=1.0
+    gamma : float > 0, default=1.0
         Weight of the slack term (large = nearly hard constraints).
     n_constraints : int or None, default=None
         Number of random pairs (half similar, half dissimilar); by default
@@ -889,7 +889,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     kernel : {"rbf", "linear"}, default="rbf"
-    gamma : float or None, default=None
+    gamma : float > 0 or None, default=None
         RBF width :math:`\rho` in :math:`\exp(-\rho\|x - y\|^2)`; default ``1 / n_features``.
     eta : float, default=1.0
         Weight of the hinge losses, :math:`\eta = 1/\tilde\lambda`.

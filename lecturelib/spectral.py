@@ -312,9 +312,9 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     n_components : int, default=None
         Number of components; by default every eigenvalue that is not zero.
     kernel : {"linear", "poly", "rbf", "sigmoid", "cosine", "laplacian", "precomputed"} or callable, default="linear"
-    gamma : float, default=None
+    gamma : float > 0, default=None
         Kernel coefficient of rbf, poly, sigmoid and laplacian; 1/n_features if None.
-    degree : int, default=3
+    degree : int >= 1, default=3
     coef0 : float, default=1
     kernel_params : dict, default=None
         Extra arguments of a callable kernel.
@@ -774,7 +774,7 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     kernel : {"linear", "poly", "rbf", "sigmoid", "cosine", "laplacian", "precomputed"} or callable, default="linear"
         The same kernel for both views; with "precomputed", ``X`` and ``Y`` are the two
         Gram matrices.
-    gamma, degree, coef0, kernel_params : kernel parameters (as in ``KernelPCA``)
+    gamma, degree, coef0, kernel_params : kernel parameters (as in ``KernelPCA``: gamma > 0, degree >= 1)
     reg : float in [0, 1], default=0.1
         :math:`\tau`.
     center : bool, default=True

@@ -459,7 +459,7 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         With ``"precomputed"``, ``fit`` takes the Gram matrix ``K``; otherwise ``fit``
         takes the data and evaluates only the kernel columns of the pivots
         (:math:`O(mT)` kernel evaluations instead of :math:`m^2`).
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
 
     Attributes
     ----------
@@ -639,7 +639,7 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         a pair gives the columns of each view; ``None`` splits the columns in half.
     kernel : {"linear", "poly", "rbf", "cosine", "sigmoid"}, default="linear"
         Kernel of both views.
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
     fit_intercept : bool, default=True
         Use the biases :math:`b_A, b_B`.
 
