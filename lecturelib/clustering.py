@@ -666,6 +666,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     n_init : int, default=10
         Number of restarts; the run with the smallest energy is kept.
     max_iter : int, default=300
+        When the kept run reaches it before converging, a ``ConvergenceWarning`` is given.
     tol : float, default=1e-4
         Stop when the squared centre shift summed over centres is at most
         ``tol`` times the mean per-feature variance of ``X`` (as scikit-learn); the
@@ -802,6 +803,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     coef0 : float, default=1.0
     n_init : int, default=10
     max_iter : int, default=300
+        When the kept run reaches it before converging, a ``ConvergenceWarning`` is given.
     random_state : int, RandomState instance or None
 
     Attributes

@@ -409,7 +409,7 @@ class MMC(_MetricTransformer):
         If given, at most this many similar and this many dissimilar pairs are drawn
         at random (``random_state``); otherwise all pairs are used.
     max_iter : int, default=500
-        Maximum number of L-BFGS iterations.
+        Maximum number of L-BFGS iterations (reaching it gives a ``ConvergenceWarning``).
     tol : float, default=1e-7
         Gradient tolerance of L-BFGS.
     random_state : int, RandomState or None, default=None
@@ -592,6 +592,7 @@ class LMNN(_MetricTransformer):
     push_weight : float, default=0.5
         :math:`\mu`, in (0, 1).
     max_iter : int, default=500
+        Reaching it before the stopping rule gives a ``ConvergenceWarning``.
     tol : float, default=1e-7
         Stop when the relative change of the loss stays below ``tol`` after a step.
     init_step : float or None, default=None
@@ -699,7 +700,8 @@ class ITML(_MetricTransformer):
         ``(u, l)``; by default the 5th and 95th percentiles of the squared Euclidean
         distances of the chosen pairs.
     max_iter : int, default=1000
-        Maximum number of sweeps through the constraints.
+        Maximum number of sweeps through the constraints (reaching it gives a
+        ``ConvergenceWarning``).
     tol : float, default=1e-3
         Stop when the dual variables change by less than ``tol`` (relative) in a sweep.
     random_state : int, RandomState or None, default=None

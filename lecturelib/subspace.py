@@ -452,7 +452,10 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
     tol : float, default=1e-8
         Stop when :math:`\max_i` ``norm[i]`` :math:`\le` ``tol``.  ``tol=0`` runs until
         ``max_rank`` or until the residual vanishes (norms at rounding level, below
-        ``1e-12`` times the largest diagonal entry, count as zero).
+        ``1e-12`` times the largest diagonal entry, count as zero).  A precomputed Gram
+        matrix is judged at its own precision: for float32 input, residual norms within
+        ``m * eps(float32)`` times the largest diagonal entry count as zero, and only a
+        residual more negative than that shows that the matrix is not PSD.
     max_rank : int, default=None
         Largest number of pivots; ``None`` means no cap.
     kernel : {"precomputed", "linear", "poly", "rbf", "cosine", "sigmoid"} or callable, default="precomputed"
