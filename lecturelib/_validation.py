@@ -21,6 +21,7 @@ __all__ = [
     "check_nonnegative",
     "check_square",
     "check_symmetric_psd",
+    "input_eps",
     "check_positive_int",
     "check_in_open_interval",
     "InvalidParameterError",
@@ -92,15 +93,33 @@ def check_square(K, name):
     return arr
 
 
-def check_symmetric_psd(K, name, *, tol=1e-8):
+def input_eps(x):
+    """Machine epsilon of the precision ``x`` was given in (float64's for integers and others).
+
+    A float32 matrix carries float32 round-off even after conversion to float64, so
+    tolerances on it (symmetry, positive semi-definiteness) must scale with this.
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is None and hasattr(x, "dtypes"):  # a pandas DataFrame
+        try:
+            dtype = np.result_type(*x.dtypes)
+        except TypeError:
+            dtype = None
+    if dtype is not None and np.dtype(dtype).kind == "f":
+        return max(float(np.finfo(dtype).eps), float(np.finfo(np.float64).eps))
+    return float(np.finfo(np.float64).eps)
+
+
+def check_symmetric_psd(K, name, *, tol=1e-8, symmetry_tol=1e-10):
     """Symmetric positive semi-definite matrix (a kernel Gram matrix).
 
-    The smallest eigenvalue may be as low as ``-tol * max(1, largest |eigenvalue|)``,
-    to allow for rounding; anything below is reported as not PSD.
+    The smallest eigenvalue may be as low as ``-tol * max(1, largest |entry|)``,
+    to allow for rounding; anything below is reported as not PSD.  Entries of ``K`` and
+    ``K.T`` may differ by ``symmetry_tol`` times the same scale.
     """
     arr = check_square(K, name)
     scale = max(1.0, float(np.abs(arr).max()))
-    if not np.allclose(arr, arr.T, rtol=0, atol=1e-10 * scale):
+    if not np.allclose(arr, arr.T, rtol=0, atol=symmetry_tol * scale):
         raise ValueError(f"{name} must be symmetric")
     eigmin = float(np.linalg.eigvalsh(arr)[0])
     if eigmin < -tol * scale:

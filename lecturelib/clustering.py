@@ -17,18 +17,31 @@ SciPy's sparse Lanczos solver in shift-invert mode.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh, splu
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_float_array, check_positive_int, check_square, check_symmetric_psd
+from ._validation import (
+    InstanceOf,
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    check_positive_int,
+    check_square,
+    check_symmetric_psd,
+    input_eps,
+    validate_params,
+)
 
 __all__ = [
     "KMeans",
@@ -52,11 +65,30 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- helpers
 
+_SPARSE = InstanceOf((sp.spmatrix, sp.sparray), "a scipy sparse matrix")
+_POSITIVE_INT = Interval(Integral, 1, None)
+
 
 def _check_labels(labels, n, name="labels"):
+    """Cluster indices ``0..k-1`` of a partition, as an ``intp`` vector.
+
+    Numeric labels are cluster indices (non-negative integers, possibly stored as floats);
+    any other hashable labels (strings, ...) name the clusters and are numbered in sorted
+    order, cluster ``j`` being the ``j``-th smallest distinct label.
+    """
     labels = np.asarray(labels)
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(f"{name} must be a vector of length {n}, got shape {labels.shape}")
+    if labels.dtype.kind == "O" and all(
+            isinstance(v, (Integral, Real)) and not isinstance(v, (bool, np.bool_)) for v in labels):
+        labels = labels.astype(float)
+    if labels.dtype.kind not in "biuf":
+        try:
+            return np.unique(labels, return_inverse=True)[1].astype(np.intp).ravel()
+        except TypeError:
+            raise ValueError(f"{name} must be cluster indices 0..k-1 or labels of one sortable "
+                             f"type (e.g. all strings), got {labels.dtype} labels that cannot "
+                             "be sorted") from None
     if labels.size and not np.issubdtype(labels.dtype, np.integer):
         if not np.all(np.mod(labels, 1) == 0):
             raise ValueError(f"{name} must hold integer cluster indices")
@@ -190,6 +222,7 @@ def _fill_empty_clusters(labels, dist_to_own, k):
 # ----------------------------------------------------------------------------- objectives
 
 
+@validate_params({"X": ["array-like"], "labels": ["array-like"]})
 def kmeans_objective(X, labels):
     r"""The K-means energy of a partition, every point against its cluster mean.
 
@@ -200,7 +233,8 @@ def kmeans_objective(X, labels):
     ----------
     X : array_like of shape (m, d)
     labels : array_like of shape (m,)
-        Cluster indices ``0..k-1``; empty clusters contribute nothing.
+        Cluster indices ``0..k-1`` (empty clusters contribute nothing), or any other
+        labels, one per cluster (e.g. strings).
 
     Returns
     -------
@@ -225,12 +259,16 @@ def kmeans_objective(X, labels):
     return _inertia(X, means, labels)
 
 
+@validate_params({"labels": ["array-like"], "n_clusters": [_POSITIVE_INT, None],
+                  "scaled": ["boolean"]})
 def indicator_matrix(labels, n_clusters=None, *, scaled=True):
     r"""The cluster indicator matrix ``G`` (m x k) of a partition.
 
     With ``scaled=True``, :math:`G_{ij} = 1/\sqrt{l_j}` when point ``i`` is in cluster
     ``j`` (so :math:`G^T G = I` and :math:`F = GG^T` is doubly stochastic); with
     ``scaled=False``, :math:`G_{ij} \in \{0, 1\}` (so :math:`G^T G = \mathrm{diag}(l_j)`).
+    ``labels`` are cluster indices ``0..k-1``, or other labels (e.g. strings), cluster
+    ``j`` being the ``j``-th smallest distinct label.
 
     See the chapter "Spectral clustering", section "The matrix form of K-means".
 
@@ -248,7 +286,7 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
     """
     labels = np.asarray(labels)
     labels = _check_labels(labels, labels.shape[0] if labels.ndim == 1 else -1)
-    k = int(labels.max()) + 1 if n_clusters is None else check_positive_int(n_clusters, "n_clusters")
+    k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
     if labels.max() >= k:
         raise ValueError(f"labels has index {labels.max()} but n_clusters={k}")
     G = _onehot(labels, k).T
@@ -260,6 +298,7 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
     return G
 
 
+@validate_params({"K": ["array-like"], "labels": ["array-like"]})
 def trace_objective(K, labels):
     r"""``trace(G^T K G)`` for the scaled indicator ``G`` of a partition.
 
@@ -284,6 +323,7 @@ def trace_objective(K, labels):
     return float(np.trace(G.T @ K @ G))
 
 
+@validate_params({"W": ["array-like", _SPARSE], "labels": ["array-like"]})
 def cut_value(W, labels):
     r"""Total weight of the edges between different clusters.
 
@@ -307,6 +347,7 @@ def cut_value(W, labels):
     return float(W[different].sum() / 2.0)
 
 
+@validate_params({"W": ["array-like", _SPARSE]})
 def min_cut(W):
     r"""The global minimum cut of a weighted graph, by the Stoer-Wagner algorithm.
 
@@ -371,6 +412,7 @@ def min_cut(W):
     return float(best), labels
 
 
+@validate_params({"K": ["array-like", _SPARSE], "normalized": ["boolean"]})
 def laplacian(K, *, normalized=False):
     r"""The graph Laplacian ``D - K``, or ``I - D^{-1/2} K D^{-1/2}`` when normalised.
 
@@ -395,6 +437,7 @@ def laplacian(K, *, normalized=False):
     return np.diag(d) - K
 
 
+@validate_params({"K": ["array-like", _SPARSE]})
 def ratio_cut_matrix(K):
     r"""The ratio-cut matrix :math:`K' = K - D + I` with :math:`D = \mathrm{diag}(K\mathbf 1)`.
 
@@ -422,6 +465,7 @@ def ratio_cut_matrix(K):
     return K + np.diag(1.0 - d)
 
 
+@validate_params({"K": ["array-like", _SPARSE]})
 def normalized_cut_matrix(K):
     r"""The normalised-cut matrix :math:`K' = D^{-1/2} K D^{-1/2}`.
 
@@ -456,6 +500,8 @@ def normalized_cut_matrix(K):
     return K * s[:, None] * s[None, :]
 
 
+@validate_params({"K": ["array-like", _SPARSE], "tol": [Interval(Real, 0, None, closed="neither")],
+                  "max_iter": [_POSITIVE_INT], "return_history": ["boolean"]})
 def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     r"""Scale a symmetric non-negative matrix to be doubly stochastic, ``F = Lambda K Lambda``.
 
@@ -469,7 +515,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     ----------
     K : array_like of shape (m, m)
         Symmetric, non-negative, no all-zero row.
-    tol : float, default=1e-10
+    tol : float > 0, default=1e-10
         Stop when :math:`\max_i |(F\mathbf 1)_i - 1| \le` ``tol``.
     max_iter : int, default=10000
     return_history : bool, default=False
@@ -485,9 +531,15 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     Raises
     ------
     ValueError
-        If ``K`` is not symmetric and non-negative, has an all-zero row, or the
-        iteration has not reached ``tol`` after ``max_iter`` steps (a matrix whose zero
-        pattern admits no doubly-stochastic scaling, such as ``[[0, 1], [1, 1]]``).
+        If ``K`` is not symmetric and non-negative, or has an all-zero row.
+
+    Warns
+    -----
+    ConvergenceWarning
+        If the iteration has not reached ``tol`` after ``max_iter`` steps; the last
+        iterate is returned.  This happens when the zero pattern of ``K`` admits no
+        doubly-stochastic scaling, such as ``[[0, 1], [1, 1]]`` (the iterates then only
+        approach a matrix with more zeros, slowly).
 
     See the chapter "Spectral clustering", section "Normalised cuts".
 
@@ -501,9 +553,6 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     [1. 1.] [1. 1.]
     """
     K = _check_affinity(K, "K")
-    if not tol > 0:
-        raise ValueError(f"tol must be positive, got {tol}")
-    max_iter = check_positive_int(max_iter, "max_iter")
     scale = 1.0 / np.sqrt(_degrees(K))
     history = [float(np.abs(K.sum(axis=1) - 1.0).max())]
     for _ in range(max_iter + 1):
@@ -514,11 +563,13 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
         if err <= tol:
             return (F, history) if return_history else F
         scale /= np.sqrt(rows)
-    raise ValueError(
-        f"K could not be scaled to a doubly stochastic matrix: max |row sum - 1| is still "
-        f"{err:.3g} after max_iter={max_iter} iterations (its zero pattern may admit no "
-        "doubly-stochastic scaling)"
-    )
+    warnings.warn(
+        f"doubly_stochastic stopped at max_iter={max_iter} iterations with max |row sum - 1| "
+        f"= {err:.3g} > tol={tol:g}: the result is not doubly stochastic to that tolerance. "
+        "Raise max_iter; if the error decreases only slowly, the zero pattern of K may admit "
+        "no doubly-stochastic scaling (e.g. [[0, 1], [1, 1]]).",
+        ConvergenceWarning, stacklevel=3)  # the caller, past the validate_params wrapper
+    return (F, history) if return_history else F
 
 
 def _cluster_sums(W, labels):
@@ -533,6 +584,7 @@ def _cluster_sums(W, labels):
     return within, total
 
 
+@validate_params({"W": ["array-like", _SPARSE], "labels": ["array-like"]})
 def nassoc_value(W, labels):
     r"""Normalised association :math:`\sum_j \mathrm{sum}(\psi_j,\psi_j)/\mathrm{sum}(\psi_j,V)`.
 
@@ -552,6 +604,7 @@ def nassoc_value(W, labels):
     return float(np.sum(within / total))
 
 
+@validate_params({"W": ["array-like", _SPARSE], "labels": ["array-like"]})
 def ncut_value(W, labels):
     r"""Normalised cut :math:`\sum_j \mathrm{cut}(\psi_j, V\setminus\psi_j)/\mathrm{sum}(\psi_j,V)`.
 
@@ -583,6 +636,8 @@ def ncut_value(W, labels):
 # ----------------------------------------------------------------------------- K-means
 
 
+@validate_params({"X": ["array-like"], "n_clusters": [_POSITIVE_INT],
+                  "random_state": ["random_state"], "n_local_trials": [_POSITIVE_INT, None]})
 def kmeans_plusplus(X, n_clusters, *, random_state=None, n_local_trials=None):
     r"""Greedy k-means++ seeding (Arthur and Vassilvitskii).
 
@@ -640,7 +695,7 @@ def _kmeans_plusplus(X, x_sq, k, rng, n_local_trials=None):
 
 
 def _lloyd(X, XT, x_sq, centers, max_iter, tol):
-    """One run of Lloyd's iterations; returns labels, centres, inertia, n_iter, history.
+    """One run of Lloyd's iterations; returns labels, centres, inertia, n_iter, history, capped.
 
     Stopping rule (as scikit-learn): stop when no label changes, or when the summed
     squared centre shift is at most ``tol``; after a stop on ``tol`` the points are
@@ -651,7 +706,7 @@ def _lloyd(X, XT, x_sq, centers, max_iter, tol):
     n, k = X.shape[0], centers.shape[0]
     labels_old = sums = None
     history = []
-    converged = False
+    converged = capped = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):
         labels, dist = _assign(XT, x_sq, centers)
@@ -679,9 +734,11 @@ def _lloyd(X, XT, x_sq, centers, max_iter, tol):
         if shift <= tol:
             break
         labels_old = labels
+    else:
+        capped = True  # stopped by max_iter, not by a stopping rule
     if not converged:
         labels = _assign(XT, x_sq, centers)[0]
-    return labels, centers, _inertia(X, centers, labels), n_iter, history
+    return labels, centers, _inertia(X, centers, labels), n_iter, history, capped
 
 
 def _inertia(X, centers, labels):
@@ -719,6 +776,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     n_init : int, default=10
         Number of restarts; the run with the smallest energy is kept.
     max_iter : int, default=300
+        When the kept run reaches it before converging, a ``ConvergenceWarning`` is given.
     tol : float, default=1e-4
         Stop when the squared centre shift summed over centres is at most
         ``tol`` times the mean per-feature variance of ``X`` (as scikit-learn); the
@@ -750,6 +808,15 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     1.0
     """
 
+    _parameter_constraints = {
+        "n_clusters": [_POSITIVE_INT],
+        "init": [Options("k-means++", "random"), "array-like"],
+        "n_init": [_POSITIVE_INT],
+        "max_iter": [_POSITIVE_INT],
+        "tol": [Interval(Real, 0, None)],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=10, max_iter=300, tol=1e-4,
                  random_state=None):
         self.n_clusters = n_clusters
@@ -761,22 +828,16 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Cluster ``X``; returns ``self``."""
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
-        k = check_positive_int(self.n_clusters, "n_clusters")
+        k, n_init, max_iter = int(self.n_clusters), int(self.n_init), int(self.max_iter)
         if n < k:
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}")
-        n_init = check_positive_int(self.n_init, "n_init")
-        max_iter = check_positive_int(self.max_iter, "max_iter")
-        if not (np.isscalar(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
         tol = float(self.tol) * float(np.mean(np.var(X, axis=0)))
         rng = check_random_state(self.random_state)
         init_centers = None
-        if isinstance(self.init, str):
-            if self.init not in ("k-means++", "random"):
-                raise ValueError(f"init must be 'k-means++', 'random' or an array, got {self.init!r}")
-        else:
+        if not isinstance(self.init, str):
             init_centers = as_float_array(self.init, "init", ndim=2)
             if init_centers.shape != (k, d):
                 raise ValueError(
@@ -800,7 +861,12 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             run = _lloyd(X, XT, x_sq, centers, max_iter, tol)
             if best is None or run[2] < best[2]:
                 best = run
-        labels, centers, inertia, n_iter, history = best
+        labels, centers, inertia, n_iter, history, capped = best
+        if capped:
+            warnings.warn(
+                f"KMeans stopped at max_iter={max_iter} iterations before the labels settled "
+                f"(and before the centre shift fell to tol={self.tol:g}); raise max_iter",
+                ConvergenceWarning, stacklevel=2)
         self.labels_ = labels
         self.cluster_centers_ = centers
         self.inertia_ = inertia
@@ -852,12 +918,13 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         ``rbf`` is :math:`\exp(-\gamma\lVert x-y\rVert^2)`; with ``precomputed``,
         ``fit`` takes the m x m kernel matrix and ``predict`` the kernel between new
         points (rows) and the training points (columns).
-    gamma : float or None, default=None
+    gamma : float > 0 or None, default=None
         ``None`` means ``1 / n_features``.
-    degree : int, default=3
+    degree : int >= 1, default=3
     coef0 : float, default=1.0
     n_init : int, default=10
     max_iter : int, default=300
+        When the kept run reaches it before converging, a ``ConvergenceWarning`` is given.
     random_state : int, RandomState instance or None
 
     Attributes
@@ -879,6 +946,17 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     2
     """
 
+    _parameter_constraints = {
+        "n_clusters": [_POSITIVE_INT],
+        "kernel": [Options("rbf", "linear", "poly", "precomputed")],
+        "gamma": [Interval(Real, 0, None, closed="neither"), None],
+        "degree": [_POSITIVE_INT],
+        "coef0": [Interval(Real, None, None)],
+        "n_init": [_POSITIVE_INT],
+        "max_iter": [_POSITIVE_INT],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, n_clusters=8, *, kernel="rbf", gamma=None, degree=3, coef0=1.0, n_init=10,
                  max_iter=300, random_state=None):
         self.n_clusters = n_clusters
@@ -896,8 +974,6 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         return tags
 
     def _kernel(self, X, Y):
-        if self.kernel not in ("rbf", "linear", "poly"):
-            raise ValueError(f"kernel must be 'rbf', 'linear', 'poly' or 'precomputed', got {self.kernel!r}")
         params = {}
         if self.kernel in ("rbf", "poly"):
             params["gamma"] = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
@@ -907,19 +983,21 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Cluster ``X`` (or the kernel matrix ``X`` when precomputed); returns ``self``."""
+        check_estimator_params(self)
+        eps = input_eps(X)
         X = validate_data(self, X, dtype=np.float64)
         if self.kernel == "precomputed":
-            # Kernel k-means is k-means in feature space: it needs a PSD kernel.
-            K = check_symmetric_psd(X, "X (the precomputed kernel)", tol=1e-8)
+            # Kernel k-means is k-means in feature space: it needs a PSD kernel, PSD here to
+            # within the round-off of the input's precision (n eps max|K|, by Weyl).
+            K = check_symmetric_psd(X, "X (the precomputed kernel)", tol=max(1e-8, X.shape[0] * eps),
+                                    symmetry_tol=max(1e-10, 10 * eps))
         else:
             K = self._kernel(X, X)
             self.X_fit_ = X
         n = K.shape[0]
-        k = check_positive_int(self.n_clusters, "n_clusters")
+        k, n_init, max_iter = int(self.n_clusters), int(self.n_init), int(self.max_iter)
         if n < k:
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}")
-        n_init = check_positive_int(self.n_init, "n_init")
-        max_iter = check_positive_int(self.max_iter, "max_iter")
         rng = check_random_state(self.random_state)
         diag = np.diag(K).copy()
         best = None
@@ -928,7 +1006,10 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             run = self._iterate(K, diag, labels, k, max_iter)
             if best is None or run[1] < best[1]:
                 best = run
-        self.labels_, self.inertia_, self.n_iter_ = best
+        self.labels_, self.inertia_, self.n_iter_, capped = best
+        if capped:
+            warnings.warn(f"KernelKMeans stopped at max_iter={max_iter} iterations before the "
+                          "labels settled; raise max_iter", ConvergenceWarning, stacklevel=2)
         M = _onehot(self.labels_, k)
         self._k = k
         self._within = np.sum((M @ K) * M, axis=1) / M.sum(axis=1) ** 2
@@ -960,7 +1041,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
 
     def _iterate(self, K, diag, labels, k, max_iter):
         n = K.shape[0]
-        n_iter = 0
+        n_iter, capped = 0, False
         for n_iter in range(1, max_iter + 1):
             M = _onehot(labels, k)
             counts = M.sum(axis=1)
@@ -972,10 +1053,12 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             if np.array_equal(new, labels):
                 break
             labels = new
+        else:
+            capped = True
         M = _onehot(labels, k)
         counts = M.sum(axis=1)
         inertia = float(np.trace(K) - np.sum((M @ K) * M, axis=1) @ (1.0 / counts))
-        return labels, inertia, n_iter
+        return labels, inertia, n_iter, capped
 
     def predict(self, X):
         """Nearest feature-space cluster mean for new points.
@@ -1018,6 +1101,10 @@ def _smallest_laplacian_eigenpairs(L, k, random_state, shift=1e-7):
     return eigsh(L.tocsc(), k=k, sigma=-shift, which="LM", v0=v0, OPinv=op, tol=1e-10, ncv=ncv)
 
 
+@validate_params({"K": ["array-like", _SPARSE], "n_components": [_POSITIVE_INT],
+                  "normalization": [Options("normalized", "ratio")],
+                  "eigen_solver": [Options("auto", "dense", "arpack")],
+                  "random_state": ["random_state"]})
 def spectral_embedding(K, n_components, *, normalization="normalized", eigen_solver="auto",
                        random_state=None):
     r"""Leading eigenvectors of the ratio-cut or normalised-cut matrix of an affinity.
@@ -1052,10 +1139,6 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
     K = _check_affinity(K, "K", allow_sparse=True)
     n = K.shape[0]
     k = check_positive_int(n_components, "n_components", upper=n, upper_name="the number of points")
-    if normalization not in ("normalized", "ratio"):
-        raise ValueError(f"normalization must be 'normalized' or 'ratio', got {normalization!r}")
-    if eigen_solver not in ("auto", "dense", "arpack"):
-        raise ValueError(f"eigen_solver must be 'auto', 'dense' or 'arpack', got {eigen_solver!r}")
     if eigen_solver == "auto":
         eigen_solver = "arpack" if sp.issparse(K) and n > 200 else "dense"
     if eigen_solver == "arpack" and k >= n - 1:
@@ -1095,8 +1178,8 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
         graph :math:`(A + A^T)/2` with :math:`A_{ij}=1` when ``j`` is among the
         ``n_neighbors`` nearest points of ``i`` (itself included), O(m n_neighbors)
         memory. ``precomputed``: ``X`` is the affinity (dense or sparse).
-    gamma : float, default=1.0
-    n_neighbors : int, default=10
+    gamma : float > 0, default=1.0
+    n_neighbors : int >= 1, default=10
     normalization : {"normalized", "ratio"}, default="normalized"
     eigen_solver : {"auto", "dense", "arpack"}, default="auto"
         See :func:`spectral_embedding`.
@@ -1127,6 +1210,17 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
     1.0
     """
 
+    _parameter_constraints = {
+        "n_clusters": [_POSITIVE_INT],
+        "affinity": [Options("rbf", "knn", "nearest_neighbors", "precomputed")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "n_neighbors": [_POSITIVE_INT],
+        "normalization": [Options("normalized", "ratio")],
+        "eigen_solver": [Options("auto", "dense", "arpack")],
+        "n_init": [_POSITIVE_INT],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, n_clusters=8, *, affinity="rbf", gamma=1.0, n_neighbors=10,
                  normalization="normalized", eigen_solver="auto", n_init=10, random_state=None):
         self.n_clusters = n_clusters
@@ -1145,22 +1239,17 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Cluster ``X``; returns ``self``."""
-        if self.affinity not in ("rbf", "knn", "nearest_neighbors", "precomputed"):
-            raise ValueError(
-                f"affinity must be 'rbf', 'knn' or 'precomputed', got {self.affinity!r}"
-            )
+        check_estimator_params(self)
         precomputed = self.affinity == "precomputed"
         X = validate_data(self, X, dtype=np.float64,
                           accept_sparse=["csr", "csc", "coo"] if precomputed else False)
         n = X.shape[0]
-        k = check_positive_int(self.n_clusters, "n_clusters")
+        k = int(self.n_clusters)
         if n < k:
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}")
         if precomputed:
             W = _check_affinity(X, "X (the precomputed affinity)", allow_sparse=True)
         elif self.affinity == "rbf":
-            if not (np.isscalar(self.gamma) and self.gamma > 0):
-                raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
             W = rbf_kernel(X, gamma=float(self.gamma))
         else:
             nn = check_positive_int(self.n_neighbors, "n_neighbors", upper=n, upper_name="n_samples")

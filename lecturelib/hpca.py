@@ -30,11 +30,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (
     Interval,
+    Options,
     as_float_array,
     check_estimator_params,
-    check_in_open_interval,
     check_positive_int,
+    validate_params,
 )
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_POSITIVE_INT = Interval(Integral, 1, None)
+_UNIT = Interval(Real, 0, 1, closed="neither")
 
 __all__ = [
     "hpca_weights",
@@ -50,6 +55,7 @@ __all__ = [
 ]
 
 
+@validate_params({"c": [_UNIT], "gamma": [_POSITIVE]})
 def hpca_weights(c, gamma):
     r"""The weights that make the HPCA objective dominate the margin risk.
 
@@ -76,15 +82,8 @@ def hpca_weights(c, gamma):
     >>> print(round(eta_neg, 4), round(eta_pos, 4))
     1.3333 -4.0
     """
-    c = check_in_open_interval(c, "c", 0.0, 1.0)
-    gamma = _check_positive(gamma, "gamma")
+    c, gamma = float(c), float(gamma)
     return min(1 / (1 - c**2), 1 / gamma), -min(1 / c**2, 1 / gamma)
-
-
-def _check_positive(x, name):
-    if isinstance(x, bool) or not isinstance(x, Real) or not x > 0 or not math.isfinite(x):
-        raise ValueError(f"{name} must be a positive number, got {x!r}")
-    return float(x)
 
 
 def _psd_sqrt_solve(G, B, tol):
@@ -132,13 +131,13 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         Dimension ``d`` of the subspace.
     kernel : {None, "linear", "poly", "rbf", "cosine", "sigmoid"}, default=None
         ``None`` works in input space.
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
     eta_neg : float > 0, default=1.0
         Weight :math:`\eta_{-1}` of the negative (different-type) pairs.
     eta_pos : float < 0, default=-1.0
         Weight :math:`\eta_{+1}` of the positive (same-type) pairs.
     balanced : bool, default=True
-    tol : float, default=1e-10
+    tol : float in (0, 1), default=1e-10
         Relative eigenvalue below which the Gram matrix is treated as singular.
 
     Attributes
@@ -169,6 +168,19 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
     [[1.   0.05 0.05]]
     """
 
+    _parameter_constraints = {
+        "n_components": [_POSITIVE_INT],
+        "kernel": [None, Options("linear", "poly", "rbf", "cosine", "sigmoid")],
+        "gamma": [_POSITIVE, None],
+        "degree": [_POSITIVE_INT],
+        "coef0": [Interval(Real, None, None)],
+        "eta_neg": [_POSITIVE],
+        "eta_pos": [Interval(Real, None, 0, closed="neither")],
+        "balanced": ["boolean"],
+        # a relative eigenvalue threshold: 0 would invert rounding noise, 1 drops everything
+        "tol": [Interval(Real, 0, 1, closed="neither")],
+    }
+
     def __init__(self, n_components=2, kernel=None, gamma=None, degree=3, coef0=1.0,
                  eta_neg=1.0, eta_pos=-1.0, balanced=True, tol=1e-10):
         self.n_components = n_components
@@ -182,14 +194,6 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         self.tol = tol
 
     # -- helpers
-    def _check_params(self):
-        if not (self.kernel is None or self.kernel in ("linear", "poly", "rbf", "cosine", "sigmoid")):
-            raise ValueError(f"kernel must be None or a scikit-learn kernel name, got {self.kernel!r}")
-        if not (isinstance(self.eta_neg, Real) and self.eta_neg > 0):
-            raise ValueError(f"eta_neg must be a positive number, got {self.eta_neg!r}")
-        if not (isinstance(self.eta_pos, Real) and self.eta_pos < 0):
-            raise ValueError(f"eta_pos must be a negative number, got {self.eta_pos!r}")
-
     def _kernel(self, A, B):
         params = {}
         if self.kernel in ("poly", "rbf", "sigmoid") and self.gamma is not None:
@@ -233,7 +237,7 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes = np.unique(y)
@@ -287,7 +291,7 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._check_params()
+        check_estimator_params(self)
         P = as_float_array(pairs, "pairs", ndim=3)
         if P.shape[1] != 2:
             raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
@@ -342,6 +346,7 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
 # ----------------------------------------------------------------------------- risks
 
 
+@validate_params({"t": [Interval(Real, None, None), "array-like"], "gamma": [_POSITIVE]})
 def margin_loss(t, gamma):
     r"""The margin function :math:`f_\gamma(t)`: 1 for :math:`t\le0`, :math:`1-t/\gamma` on
     :math:`(0,\gamma)`, 0 for :math:`t\ge\gamma`.  Vectorised over ``t``.
@@ -352,7 +357,7 @@ def margin_loss(t, gamma):
     >>> print(margin_loss([-1.0, 0.05, 0.2], gamma=0.1))
     [1.  0.5 0. ]
     """
-    gamma = _check_positive(gamma, "gamma")
+    gamma = float(gamma)
     t = as_float_array(t, "t", allow_empty=True)
     return np.clip(1.0 - t / gamma, 0.0, 1.0)
 
@@ -368,6 +373,8 @@ def _check_pairs(sq_dists, same):
     return d, s
 
 
+@validate_params({"sq_dists": ["array-like"], "same": ["array-like"], "c": [_UNIT],
+                  "gamma": [_POSITIVE]})
 def empirical_margin_risk(sq_dists, same, c, gamma):
     r"""Empirical margin risk :math:`\hat R_\gamma(P,c,S) = \frac1m\sum_i f_\gamma\big(r_i(c^2 - \|P(x_i-x_i')\|^2)\big)`.
 
@@ -389,11 +396,13 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     0.3333
     """
     d, s = _check_pairs(sq_dists, same)
-    c = check_in_open_interval(c, "c", 0.0, 1.0)
+    c = float(c)
     r = np.where(s, 1.0, -1.0)
     return float(margin_loss(r * (c**2 - d), gamma).mean())
 
 
+@validate_params({"sq_dists": ["array-like"], "same": ["array-like"],
+                  "c": [Interval(Real, 0, None)]})
 def balanced_pair_risk(sq_dists, same, c):
     r"""Balanced 0-1 risk of the threshold rule "same type iff distance < c".
 
@@ -415,6 +424,7 @@ def balanced_pair_risk(sq_dists, same, c):
     return 0.5 * float(np.mean(d[s] >= c2)) + 0.5 * float(np.mean(d[~s] <= c2))
 
 
+@validate_params({"sq_dists": ["array-like"], "same": ["array-like"]})
 def best_threshold(sq_dists, same):
     """The threshold ``c`` minimising :func:`balanced_pair_risk`, and that risk.
 
@@ -445,6 +455,9 @@ def best_threshold(sq_dists, same):
 # ----------------------------------------------------------------------------- bounds
 
 
+@validate_params({"m": [_POSITIVE_INT], "hs_norm": [_POSITIVE], "op_norm": [_POSITIVE],
+                  "gamma": [_POSITIVE], "delta": [_UNIT],
+                  "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
 def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
     r"""Maurer's Theorem 3: the margin bound for a class of positive operators.
 
@@ -475,17 +488,16 @@ def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
     >>> round(operator_bound(10000, hs_norm=1.0, op_norm=1.0, gamma=0.1), 4)
     0.4122
     """
-    m = check_positive_int(m, "m")
-    hs_norm = _check_positive(hs_norm, "hs_norm")
-    op_norm = _check_positive(op_norm, "op_norm")
-    gamma = _check_positive(gamma, "gamma")
-    delta = check_in_open_interval(delta, "delta", 0.0, 1.0)
+    m, hs_norm, op_norm = int(m), float(hs_norm), float(op_norm)
+    gamma, delta = float(gamma), float(delta)
     emp = as_float_array(empirical_risk, "empirical_risk")
     excess = (2 * (hs_norm + op_norm) / gamma + math.sqrt(math.log(1 / delta) / 2)) / math.sqrt(m)
     out = emp + excess
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"m": [_POSITIVE_INT], "d": [_POSITIVE_INT], "gamma": [_POSITIVE],
+                  "delta": [_UNIT], "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
 def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
     r"""Maurer's Theorem 1: the bound for ``d``-dimensional projections.
 
@@ -518,13 +530,13 @@ def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
     >>> round(hpca_bound(40000, d=5, gamma=0.1), 4)
     0.3297
     """
-    d = check_positive_int(d, "d")
     return operator_bound(m, math.sqrt(d), 1.0, gamma, delta, empirical_risk)
 
 
 # ----------------------------------------------------------------------------- evaluation
 
 
+@validate_params({"Z": ["array-like"], "y": ["array-like"]})
 def one_shot_nn_error(Z, y):
     r"""Expected error of 1-NN with one random training example per class.
 

@@ -14,14 +14,30 @@ subgradient method.  All learned matrices are PSD by construction.
 
 from __future__ import annotations
 
+import warnings
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances, linear_kernel, rbf_kernel
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import as_float_array, check_positive_int, check_symmetric_psd
+from ._validation import (
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    check_positive_int,
+    check_symmetric_psd,
+    validate_params,
+)
+
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_NON_NEGATIVE = Interval(Real, 0, None)
+_POSITIVE_INT = Interval(Integral, 1, None)
 
 __all__ = [
     "mahalanobis",
@@ -51,6 +67,7 @@ def _check_metric_matrix(M, n_features, name="M"):
     return M
 
 
+@validate_params({"x": ["array-like"], "y": ["array-like"], "M": ["array-like"]})
 def mahalanobis(x, y, M):
     r"""Mahalanobis distance :math:`\sqrt{(x - y)^\top M (x - y)}`.
 
@@ -88,6 +105,8 @@ def mahalanobis(x, y, M):
     return float(out) if out.ndim == 0 else out
 
 
+@validate_params({"X": ["array-like"], "Y": ["array-like", None], "M": ["array-like", None],
+                  "squared": ["boolean"]})
 def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
     r"""Matrix of Mahalanobis distances between the rows of ``X`` and of ``Y``.
 
@@ -119,6 +138,7 @@ def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
     return D if squared else np.sqrt(D)
 
 
+@validate_params({"A": ["array-like"]})
 def psd_projection(A):
     r"""Nearest symmetric PSD matrix in Frobenius norm: :math:`V\max(\Lambda, 0)V^\top`.
 
@@ -140,6 +160,8 @@ def psd_projection(A):
     return (V * np.maximum(w, 0.0)) @ V.T
 
 
+@validate_params({"M": ["array-like"], "n_components": [_POSITIVE_INT, None],
+                  "tol": [Interval(Real, 0, 1, closed="left")]})
 def components_from_metric(M, n_components=None, tol=1e-10):
     r"""A matrix ``L`` with :math:`L^\top L = M`, rows ordered by decreasing eigenvalue.
 
@@ -210,6 +232,8 @@ def _check_labels(y, n_samples, name="y"):
     return np.unique(y, return_inverse=True)
 
 
+@validate_params({"X": ["array-like"], "y": ["array-like"], "n_neighbors": [_POSITIVE_INT],
+                  "M": ["array-like", None], "precomputed": ["boolean"]})
 def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     r"""Leave-one-out error of the k-nearest-neighbour rule.
 
@@ -266,6 +290,8 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     return float(np.mean(pred != y_idx))
 
 
+@validate_params({"X_train": ["array-like"], "y_train": ["array-like"], "X_test": ["array-like"],
+                  "n_neighbors": [_POSITIVE_INT], "M": ["array-like", None]})
 def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
     r"""Predict labels of ``X_test`` by a k-NN vote among ``X_train`` (Mahalanobis ``M``).
 
@@ -336,17 +362,30 @@ class _MetricTransformer(TransformerMixin, BaseEstimator):
                         dtype=object)
 
 
-def _check_nonneg_number(value, name, strict=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not np.isfinite(value) or value < 0 or (strict and value == 0):
-        raise ValueError(f"{name} must be {'positive' if strict else 'non-negative'}, got {value}")
-    return float(value)
+def _check_index_pairs(pairs, n_samples, name):
+    """Pairs of sample indices, an int array of shape (n_pairs, 2) with entries in 0..n-1."""
+    arr = np.asarray(pairs)
+    if arr.size == 0:
+        return np.zeros((0, 2), dtype=int)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{name} must be an array of index pairs of shape (n_pairs, 2), "
+                         f"got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind not in "bf" or not np.all(np.mod(arr, 1) == 0):
+            raise ValueError(f"{name} must hold integer sample indices")
+    arr = arr.astype(int)
+    if arr.min() < 0 or arr.max() >= n_samples:
+        bad = arr.min() if arr.min() < 0 else arr.max()
+        raise ValueError(f"{name} holds the sample index {bad}, but X has {n_samples} "
+                         f"sample{'s' if n_samples != 1 else ''} (indices 0..{n_samples - 1})")
+    return arr
 
 
 # ----------------------------------------------------------------------------- MMC
 
 
+@validate_params({"M": ["array-like"], "X": ["array-like"], "similar": ["array-like"],
+                  "dissimilar": ["array-like"]})
 def mmc_objective(M, X, similar, dissimilar):
     r"""MMC's objective :math:`g(M) = \sum_{(i,j)\in D} d_M(x_i, x_j)` and its gradient.
 
@@ -373,8 +412,8 @@ def mmc_objective(M, X, similar, dissimilar):
     """
     X = as_float_array(X, "X", ndim=2)
     M = _check_metric_matrix(M, X.shape[1])
-    similar = np.asarray(similar, dtype=int).reshape(-1, 2)
-    dissimilar = np.asarray(dissimilar, dtype=int).reshape(-1, 2)
+    similar = _check_index_pairs(similar, X.shape[0], "similar")
+    dissimilar = _check_index_pairs(dissimilar, X.shape[0], "dissimilar")
     ds = X[similar[:, 0]] - X[similar[:, 1]]
     dd = X[dissimilar[:, 0]] - X[dissimilar[:, 1]]
     dist = np.sqrt(np.maximum(np.einsum("pi,ij,pj->p", dd, M, dd), 0.0))
@@ -436,7 +475,7 @@ class MMC(_MetricTransformer):
         If given, at most this many similar and this many dissimilar pairs are drawn
         at random (``random_state``); otherwise all pairs are used.
     max_iter : int, default=500
-        Maximum number of L-BFGS iterations.
+        Maximum number of L-BFGS iterations (reaching it gives a ``ConvergenceWarning``).
     tol : float, default=1e-7
         Gradient tolerance of L-BFGS.
     random_state : int, RandomState or None, default=None
@@ -465,6 +504,13 @@ class MMC(_MetricTransformer):
     True
     """
 
+    _parameter_constraints = {
+        "max_pairs": [_POSITIVE_INT, None],
+        "max_iter": [_POSITIVE_INT],
+        "tol": [_NON_NEGATIVE],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, max_pairs=None, max_iter=500, tol=1e-7, random_state=None):
         self.max_pairs = max_pairs
         self.max_iter = max_iter
@@ -473,12 +519,11 @@ class MMC(_MetricTransformer):
 
     def fit(self, X, y):
         """Learn ``metric_`` from labelled data; returns ``self``."""
+        check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        check_positive_int(self.max_iter, "max_iter")
-        _check_nonneg_number(self.tol, "tol")
         similar, dissimilar = _class_pairs(y_idx)
         if self.max_pairs is not None:
-            k = check_positive_int(self.max_pairs, "max_pairs")
+            k = int(self.max_pairs)
             rng = check_random_state(self.random_state)
             if similar.shape[0] > k:
                 similar = similar[rng.choice(similar.shape[0], k, replace=False)]
@@ -524,12 +569,17 @@ class MMC(_MetricTransformer):
         L = res.x.reshape(d, d)
         self.objective_history_ = history
         self.n_iter_ = int(res.nit)
+        if res.status == 1:  # L-BFGS-B stopped by its iteration (or evaluation) limit
+            warnings.warn(f"MMC: L-BFGS stopped at its limit (max_iter={self.max_iter}) before "
+                          f"the gradient fell to tol={self.tol:g}; raise max_iter",
+                          ConvergenceWarning, stacklevel=3)
         return L.T @ L
 
 
 # ----------------------------------------------------------------------------- LMNN
 
 
+@validate_params({"X": ["array-like"], "y": ["array-like"], "n_neighbors": [_POSITIVE_INT]})
 def lmnn_target_neighbors(X, y, n_neighbors=3):
     r"""The target neighbours of LMNN: each point's ``n_neighbors`` nearest same-class points.
 
@@ -552,7 +602,6 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     """
     X = as_float_array(X, "X", ndim=2)
     _, y_idx = _check_labels(y, X.shape[0])
-    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
     D = euclidean_distances(X, squared=True)
     np.fill_diagonal(D, np.inf)
     D[y_idx[:, None] != y_idx[None, :]] = np.inf
@@ -568,6 +617,8 @@ def _lmnn_triplets(targets, y_idx):
     return i[t], j[t], l
 
 
+@validate_params({"M": ["array-like"], "X": ["array-like"], "y": ["array-like"],
+                  "targets": ["array-like"], "push_weight": [Interval(Real, 0, 1)]})
 def lmnn_loss(M, X, y, targets, push_weight=0.5):
     r"""LMNN loss and a subgradient in :math:`M`.
 
@@ -601,8 +652,8 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     X = as_float_array(X, "X", ndim=2)
     M = _check_metric_matrix(M, X.shape[1])
     _, y_idx = _check_labels(y, X.shape[0])
-    targets = np.asarray(targets, dtype=int).reshape(-1, 2)
-    return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), push_weight)
+    targets = _check_index_pairs(targets, X.shape[0], "targets")
+    return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), float(push_weight))
 
 
 def _lmnn_loss(M, X, y_idx, targets, triplets, mu):
@@ -642,6 +693,7 @@ class LMNN(_MetricTransformer):
     push_weight : float, default=0.5
         :math:`\mu`, in (0, 1).
     max_iter : int, default=500
+        Reaching it before the stopping rule gives a ``ConvergenceWarning``.
     tol : float, default=1e-7
         Stop when the relative change of the loss stays below ``tol`` after a step.
     init_step : float or None, default=None
@@ -668,6 +720,14 @@ class LMNN(_MetricTransformer):
     True
     """
 
+    _parameter_constraints = {
+        "n_neighbors": [_POSITIVE_INT],
+        "push_weight": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [_POSITIVE_INT],
+        "tol": [_NON_NEGATIVE],
+        "init_step": [_POSITIVE, None],
+    }
+
     def __init__(self, n_neighbors=3, push_weight=0.5, max_iter=500, tol=1e-7, init_step=None):
         self.n_neighbors = n_neighbors
         self.push_weight = push_weight
@@ -677,13 +737,9 @@ class LMNN(_MetricTransformer):
 
     def fit(self, X, y):
         """Learn ``metric_`` from labelled data; returns ``self``."""
+        check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        check_positive_int(self.n_neighbors, "n_neighbors")
-        check_positive_int(self.max_iter, "max_iter")
-        mu = _check_nonneg_number(self.push_weight, "push_weight")
-        if not 0 < mu < 1:
-            raise ValueError(f"push_weight must lie strictly between 0 and 1, got {mu}")
-        _check_nonneg_number(self.tol, "tol")
+        mu = float(self.push_weight)
         targets = lmnn_target_neighbors(X, y_idx, self.n_neighbors)
         if targets.shape[0] == 0:
             raise ValueError("LMNN needs at least one class with two or more points")
@@ -695,7 +751,7 @@ class LMNN(_MetricTransformer):
         if self.init_step is None:
             step = 0.1 * np.linalg.norm(M) / gnorm if gnorm > 0 else 0.0
         else:
-            step = _check_nonneg_number(self.init_step, "init_step", strict=True)
+            step = float(self.init_step)
         best_M, best_loss = M, loss
         self.loss_history_ = [loss]
         self.n_iter_ = 0
@@ -719,6 +775,10 @@ class LMNN(_MetricTransformer):
                 if step < 1e-12 * np.linalg.norm(M) / max(gnorm, 1e-300):
                     break
             self.loss_history_.append(loss)
+        else:
+            warnings.warn(f"LMNN stopped at max_iter={self.max_iter} iterations before the "
+                          f"relative change of the loss fell below tol={self.tol:g}; raise max_iter",
+                          ConvergenceWarning, stacklevel=2)
         self.loss_ = best_loss
         self._set_metric(best_M)
         return self
@@ -743,7 +803,7 @@ class ITML(_MetricTransformer):
 
     Parameters
     ----------
-    gamma : float, default=1.0
+    gamma : float > 0, default=1.0
         Weight of the slack term (large = nearly hard constraints).
     n_constraints : int or None, default=None
         Number of random pairs (half similar, half dissimilar); by default
@@ -752,7 +812,8 @@ class ITML(_MetricTransformer):
         ``(u, l)``; by default the 5th and 95th percentiles of the squared Euclidean
         distances of the chosen pairs.
     max_iter : int, default=1000
-        Maximum number of sweeps through the constraints.
+        Maximum number of sweeps through the constraints (reaching it gives a
+        ``ConvergenceWarning``).
     tol : float, default=1e-3
         Stop when the dual variables change by less than ``tol`` (relative) in a sweep.
     random_state : int, RandomState or None, default=None
@@ -782,6 +843,15 @@ class ITML(_MetricTransformer):
     True
     """
 
+    _parameter_constraints = {
+        "gamma": [_POSITIVE],
+        "n_constraints": [_POSITIVE_INT, None],
+        "bounds": [None, "array-like"],
+        "max_iter": [_POSITIVE_INT],
+        "tol": [_NON_NEGATIVE],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, gamma=1.0, n_constraints=None, bounds=None, max_iter=1000, tol=1e-3,
                  random_state=None):
         self.gamma = gamma
@@ -793,12 +863,12 @@ class ITML(_MetricTransformer):
 
     def fit(self, X, y):
         """Learn ``metric_`` from labelled data; returns ``self``."""
+        check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        gamma = _check_nonneg_number(self.gamma, "gamma", strict=True)
-        check_positive_int(self.max_iter, "max_iter")
+        gamma = float(self.gamma)
         rng = check_random_state(self.random_state)
         n_pairs = (20 * self.classes_.size**2 if self.n_constraints is None
-                   else check_positive_int(self.n_constraints, "n_constraints"))
+                   else int(self.n_constraints))
         similar, dissimilar = _class_pairs(y_idx)
         similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
         dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
@@ -815,11 +885,18 @@ class ITML(_MetricTransformer):
         if self.bounds is None:
             u, l = np.percentile(sq, 5), np.percentile(sq, 95)
         else:
-            u, l = (float(b) for b in self.bounds)
+            bounds = np.asarray(self.bounds)
+            if bounds.shape != (2,) or bounds.dtype.kind not in "iuf":
+                raise ValueError(f"bounds must be a pair of numbers (u, l), got {self.bounds!r}")
+            u, l = (float(b) for b in bounds)
             if not 0 < u <= l:
                 raise ValueError(f"bounds must satisfy 0 < u <= l, got {self.bounds}")
         self.bounds_ = np.array([u, l])
-        M, xi, self.n_iter_ = _itml_bregman(V, delta, u, l, gamma, self.max_iter, self.tol)
+        M, xi, self.n_iter_, capped = _itml_bregman(V, delta, u, l, gamma, self.max_iter, self.tol)
+        if capped:
+            warnings.warn(f"ITML stopped at max_iter={self.max_iter} sweeps before the dual "
+                          f"variables settled to tol={self.tol:g}; raise max_iter",
+                          ConvergenceWarning, stacklevel=2)
         self.pairs_, self.pair_labels_, self.slack_ = pairs, delta.astype(int), xi
         self._set_metric(M)
         return self
@@ -848,13 +925,15 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
             M = M + beta * np.outer(Mv, Mv)
         change = np.linalg.norm(lam - lam_old)
         if change <= tol * max(np.linalg.norm(lam_old), 1e-300) or change == 0:
-            break
-    return (M + M.T) / 2, xi, n_iter
+            return (M + M.T) / 2, xi, n_iter, False
+    return (M + M.T) / 2, xi, n_iter, True
 
 
 # ----------------------------------------------------------------------------- MENN
 
 
+@validate_params({"C_bar": ["array-like"], "eps": [_NON_NEGATIVE], "K": ["array-like"],
+                  "y": ["array-like"], "eta": [_POSITIVE]})
 def menn_objective(C_bar, eps, K, y, eta=1.0):
     r"""Objective of the MENN semidefinite program (eq. 11 of Sriperumbudur and Lanckriet).
 
@@ -908,6 +987,11 @@ def _centred_null_space_and_pinv(F, tol=1e-10):
 
 
 _CVXPY_MAX_SAMPLES = 40
+# The subgradient solver has no optimality test; it runs max_iter steps and warns when the
+# best objective still fell by more than this fraction in the last tenth of them.  With
+# the O(1/sqrt(t)) rate of the method, the remaining gap is then about 20 times larger.
+_SUBGRADIENT_RTOL = 1e-3
+_SCS_MAX_ITERS = 50_000
 
 
 class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -939,7 +1023,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     kernel : {"rbf", "linear"}, default="rbf"
-    gamma : float or None, default=None
+    gamma : float > 0 or None, default=None
         RBF width :math:`\rho` in :math:`\exp(-\rho\|x - y\|^2)`; default ``1 / n_features``.
     eta : float, default=1.0
         Weight of the hinge losses, :math:`\eta = 1/\tilde\lambda`.
@@ -956,7 +1040,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         practical for a few hundred points.
     max_iter : int, default=3000
         Iterations of the subgradient solver (steps :math:`\sqrt{n}/(\|g_t\|\sqrt{t+1})`,
-        best iterate kept).
+        best iterate kept).  The method has no optimality test: it always takes
+        ``max_iter`` steps, and warns (``ConvergenceWarning``) when the best objective
+        still fell by more than 0.1% over the last tenth of them.
 
     Attributes
     ----------
@@ -987,6 +1073,16 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     >>> print(menn.predict([[0.0, 0.0], [1.0, 0.0]]))
     [0 1]
     """
+
+    _parameter_constraints = {
+        "kernel": [Options("rbf", "linear")],
+        "gamma": [_POSITIVE, None],
+        "eta": [_POSITIVE],
+        "n_neighbors": [_POSITIVE_INT],
+        "n_components": [_POSITIVE_INT, None],
+        "solver": [Options("auto", "cvxpy", "subgradient")],
+        "max_iter": [_POSITIVE_INT],
+    }
 
     def __init__(self, kernel="rbf", gamma=None, eta=1.0, n_neighbors=3, n_components=None,
                  solver="auto", max_iter=3000):
@@ -1029,20 +1125,13 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y):
         """Solve the SDP on the training data; returns ``self``."""
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError("MetricEmbeddingNN needs at least two classes, got 1 class")
-        if self.kernel not in ("rbf", "linear"):
-            raise ValueError(f"kernel must be 'rbf' or 'linear', got {self.kernel!r}")
-        if self.gamma is not None:
-            _check_nonneg_number(self.gamma, "gamma", strict=True)
-        eta = _check_nonneg_number(self.eta, "eta", strict=True)
-        check_positive_int(self.n_neighbors, "n_neighbors")
-        check_positive_int(self.max_iter, "max_iter")
-        if self.solver not in ("auto", "cvxpy", "subgradient"):
-            raise ValueError(f"solver must be 'auto', 'cvxpy' or 'subgradient', got {self.solver!r}")
+        eta = float(self.eta)
         solver = self.solver
         if solver == "auto":
             solver = "cvxpy" if X.shape[0] <= _CVXPY_MAX_SAMPLES else "subgradient"
@@ -1130,9 +1219,19 @@ def _menn_cvxpy(F, null, tau, eta):
     hinge = 2 * cp.sum(cp.pos(1 + cp.multiply(t, dist) - t * eps)) + n * cp.pos(1 - eps)
     constraints = [W @ null == 0] if null.shape[1] else []
     problem = cp.Problem(cp.Minimize(cp.trace(W) + eta * hinge), constraints)
-    problem.solve(solver=cp.SCS, eps=1e-7, max_iters=50000)
-    if problem.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"the MENN SDP was not solved (status {problem.status})")
+    advice = ("scale the features (e.g. with sklearn.preprocessing.StandardScaler), choose a "
+              "moderate eta, or use solver='subgradient'")
+    try:
+        problem.solve(solver=cp.SCS, eps=1e-7, max_iters=_SCS_MAX_ITERS)
+    except Exception as exc:  # cvxpy and SCS fail with assorted exception types
+        raise ValueError(f"MetricEmbeddingNN: the SDP solver (SCS, through cvxpy) failed with "
+                         f"{type(exc).__name__}; {advice}") from exc
+    if problem.status not in ("optimal", "optimal_inaccurate") or W.value is None:
+        raise ValueError(f"MetricEmbeddingNN: the SDP solver (SCS, through cvxpy) returned status "
+                         f"{problem.status!r}, not a solution; {advice}")
+    if problem.status == "optimal_inaccurate":
+        warnings.warn(f"MetricEmbeddingNN: SCS stopped at its iteration limit ({_SCS_MAX_ITERS}) "
+                      f"with an inaccurate solution; {advice}", ConvergenceWarning, stacklevel=3)
     Wv = (W.value + W.value.T) / 2
     n_iter = getattr(problem.solver_stats, "num_iters", None) or 1
     return psd_projection(Wv), max(float(eps.value), 0.0), int(n_iter)
@@ -1159,7 +1258,11 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
     radius = np.sqrt(n)
     W, eps = np.zeros((r, r)), 1.0
     best = (np.inf, W, eps)
+    check_at = int(0.9 * max_iter)  # the best value then, to judge the last tenth of the run
+    best_at_check = np.inf
     for t in range(max_iter):
+        if t == check_at:
+            best_at_check = best[0]
         val, gW, g_eps = value_and_subgradient(W, eps)
         if val < best[0]:
             best = (val, W, eps)
@@ -1167,4 +1270,11 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
         step = radius / max(gnorm, 1e-300) / np.sqrt(t + 1)
         W = project(W - step * gW)
         eps = max(eps - step * g_eps, 0.0)
+    gain = (best_at_check - best[0]) / max(abs(best[0]), 1e-300)
+    if gain > _SUBGRADIENT_RTOL:
+        warnings.warn(
+            f"MetricEmbeddingNN: the subgradient solver stopped at max_iter={max_iter} while "
+            f"still improving (the best objective fell by {min(gain, 1.0):.1%} in the last tenth "
+            "of the iterations); raise max_iter, or use solver='cvxpy' on small problems",
+            ConvergenceWarning, stacklevel=3)
     return best[1], best[2]

@@ -14,7 +14,6 @@ computed.
 
 from __future__ import annotations
 
-import numbers
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,7 +25,16 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import Interval, as_float_array, check_symmetric_psd, validate_params
+from ._validation import (
+    InstanceOf,
+    Interval,
+    Options,
+    as_float_array,
+    check_estimator_params,
+    check_symmetric_psd,
+    input_eps,
+    validate_params,
+)
 
 __all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA", "power_iteration"]
 
@@ -92,16 +100,22 @@ def _top_eigh(S, k, B=None, overwrite=False):
     return w[::-1], V[:, ::-1]
 
 
-def _check_n_components(k, upper, what, *, allow_none=True):
-    if k is None and allow_none:
-        return None
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(f"n_components must be an integer or None, got {type(k).__name__}")
-    if k < 1:
-        raise ValueError(f"n_components must be at least 1, got {k}")
-    if k > upper:
+def _check_n_components(k, upper, what):
+    """``n_components`` (already checked against the parameter table) against the data."""
+    if k is not None and k > upper:
         raise ValueError(f"n_components={k} is larger than {what} ({upper})")
-    return int(k)
+    return None if k is None else int(k)
+
+
+def _check_precomputed_gram(K, name, eps):
+    """A precomputed Gram matrix, PSD to within the round-off of its input precision ``eps``.
+
+    A float32 Gram matrix of a PSD kernel is slightly indefinite after rounding: Weyl's
+    inequality moves each eigenvalue by at most ``n * eps * max|K|``.
+    """
+    n = np.shape(K)[0]
+    return check_symmetric_psd(K, name, tol=max(1e-8, n * eps),
+                               symmetry_tol=max(1e-10, 10 * eps))
 
 
 def _check_at_least_two_samples(n, name):
@@ -137,11 +151,20 @@ def _kernel_diag(X, kernel, gamma, degree, coef0, kernel_params):
                      for x in X])
 
 
-def _check_kernel_name(kernel):
-    valid = {"linear", "poly", "polynomial", "rbf", "sigmoid", "cosine", "laplacian",
-             "precomputed"}
-    if not (callable(kernel) or kernel in valid):
-        raise ValueError(f"kernel must be one of {sorted(valid)} or a callable, got {kernel!r}")
+_KERNEL_NAMES = ("linear", "poly", "polynomial", "rbf", "sigmoid", "cosine", "laplacian",
+                 "precomputed")
+
+# Valid values of the kernel parameters shared by KernelPCA and KernelCCA: the width gamma
+# of rbf/laplacian (and the scale of poly/sigmoid) is positive (gamma = 0 makes every kernel
+# value constant, so nothing is left after centring); a polynomial has degree at least 1.
+_KERNEL_CONSTRAINTS = {
+    "kernel": [Options(*_KERNEL_NAMES), "callable"],
+    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "degree": [Interval(Integral, 1, None)],
+    "coef0": [Interval(Real, None, None)],
+    "kernel_params": [InstanceOf(dict, "a dict"), None],
+}
+_N_COMPONENTS = [Interval(Integral, 1, None), None]
 
 
 # ----------------------------------------------------------------------------- PCA
@@ -209,6 +232,12 @@ class PCA(TransformerMixin, BaseEstimator):
     [0.8]
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        "solver": [Options("auto", "covariance", "gram")],
+        "ddof": [Interval(Integral, 0, 1)],
+    }
+
     def __init__(self, n_components=None, solver="auto", ddof=1):
         self.n_components = n_components
         self.solver = solver
@@ -216,13 +245,10 @@ class PCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit the principal axes to ``X`` of shape (n_samples, n_features)."""
+        check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
         _check_at_least_two_samples(n, "PCA")
-        if self.solver not in ("auto", "covariance", "gram"):
-            raise ValueError(f"solver must be 'auto', 'covariance' or 'gram', got {self.solver!r}")
-        if self.ddof not in (0, 1):
-            raise ValueError(f"ddof must be 0 or 1, got {self.ddof!r}")
         k = _check_n_components(self.n_components, min(n, d), "min(n_samples, n_features)")
         k = min(n, d) if k is None else k
         solver = self.solver
@@ -305,9 +331,9 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     n_components : int, default=None
         Number of components; by default every eigenvalue that is not zero.
     kernel : {"linear", "poly", "rbf", "sigmoid", "cosine", "laplacian", "precomputed"} or callable, default="linear"
-    gamma : float, default=None
+    gamma : float > 0, default=None
         Kernel coefficient of rbf, poly, sigmoid and laplacian; 1/n_features if None.
-    degree : int, default=3
+    degree : int >= 1, default=3
     coef0 : float, default=1
     kernel_params : dict, default=None
         Extra arguments of a callable kernel.
@@ -341,6 +367,12 @@ class KernelPCA(TransformerMixin, BaseEstimator):
      [0. 1.]]
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        **_KERNEL_CONSTRAINTS,
+        "center": ["boolean"],
+    }
+
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,
                  kernel_params=None, center=True):
         self.n_components = n_components
@@ -356,12 +388,13 @@ class KernelPCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit on ``X`` (or on a Gram matrix with ``kernel="precomputed"``)."""
-        _check_kernel_name(self.kernel)
+        check_estimator_params(self)
+        eps = input_eps(X)
         X = validate_data(self, X, dtype=np.float64)
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelPCA")
         if self.kernel == "precomputed":
-            K = check_symmetric_psd(X, "the precomputed kernel matrix X").copy()
+            K = _check_precomputed_gram(X, "the precomputed kernel matrix X", eps).copy()
         else:
             K = self._get_kernel(X)
         k = _check_n_components(self.n_components, m, "n_samples")
@@ -372,10 +405,14 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             K -= self._col_means[:, None]
             K += self._all_mean
         lam, Q = _top_eigh(K, m if k is None else k, overwrite=True)
-        tol = max(lam[0], 0.0) * m * np.finfo(float).eps
+        # rounding noise of a zero eigenvalue (at the precision of a precomputed input)
+        tol = max(lam[0], 0.0) * m * (eps if self.kernel == "precomputed" else np.finfo(float).eps)
         lam = np.where(lam > tol, lam, 0.0)
         if k is None:
             keep = lam > 0
+            if not np.any(keep):
+                raise ValueError("the (centred) kernel matrix is zero: every point has the same "
+                                 "feature vector, so there is no principal component")
             lam, Q = lam[keep], Q[:, keep]
         (Q,) = _flip_columns(Q)
         self.eigenvalues_ = lam
@@ -512,12 +549,18 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     (6, 1)
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        "shrinkage": [Interval(Real, 0, 1), None],
+    }
+
     def __init__(self, n_components=None, shrinkage=None):
         self.n_components = n_components
         self.shrinkage = shrinkage
 
     def fit(self, X, y):
         """Fit the scatter matrices and the discriminant directions."""
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
@@ -525,10 +568,6 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         if q < 2:
             raise ValueError(f"LDA needs at least two classes, got {q} class")
         n, d = X.shape
-        if self.shrinkage is not None and not (
-            isinstance(self.shrinkage, numbers.Real) and 0 <= self.shrinkage <= 1
-        ):
-            raise ValueError(f"shrinkage must be None or a number in [0, 1], got {self.shrinkage!r}")
         k = _check_n_components(self.n_components, min(q - 1, d), "min(n_classes - 1, n_features)")
         k = min(q - 1, d) if k is None else k
         counts = np.bincount(y_idx, minlength=q)
@@ -630,6 +669,9 @@ def _second_view(Y, y):
 def _as_two_views(est, X, Y, reset=True):
     X, Y = validate_data(est, X, Y, dtype=np.float64, multi_output=True, y_numeric=True,
                          reset=reset)
+    # validate_data converts X only: the second view keeps its dtype (float32, int, bool),
+    # so convert it once, explicitly, and compute everything in float64.
+    Y = np.asarray(Y, dtype=np.float64)
     Y = Y.reshape(-1, 1) if Y.ndim == 1 else Y
     return X, Y
 
@@ -684,6 +726,8 @@ class CCA(TransformerMixin, BaseEstimator):
     [1.   0.06]
     """
 
+    _parameter_constraints = {"n_components": _N_COMPONENTS, "center": ["boolean"]}
+
     def __init__(self, n_components=None, center=True):
         self.n_components = n_components
         self.center = center
@@ -708,6 +752,7 @@ class CCA(TransformerMixin, BaseEstimator):
 
     def fit(self, X, Y=None, y=None):
         """Fit the canonical directions of the views ``X`` (n, k) and ``Y`` (n, s)."""
+        check_estimator_params(self)
         X, Y = _as_two_views(self, X, _second_view(Y, y))
         n = X.shape[0]
         _check_at_least_two_samples(n, "CCA")
@@ -786,7 +831,7 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     kernel : {"linear", "poly", "rbf", "sigmoid", "cosine", "laplacian", "precomputed"} or callable, default="linear"
         The same kernel for both views; with "precomputed", ``X`` and ``Y`` are the two
         Gram matrices.
-    gamma, degree, coef0, kernel_params : kernel parameters (as in ``KernelPCA``)
+    gamma, degree, coef0, kernel_params : kernel parameters (as in ``KernelPCA``: gamma > 0, degree >= 1)
     reg : float in [0, 1], default=0.1
         :math:`\tau`.
     center : bool, default=True
@@ -820,6 +865,13 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints = {
+        "n_components": _N_COMPONENTS,
+        **_KERNEL_CONSTRAINTS,
+        "reg": [Interval(Real, 0, 1)],
+        "center": ["boolean"],
+    }
+
     def __init__(self, n_components=None, kernel="linear", gamma=None, degree=3, coef0=1,
                  kernel_params=None, reg=0.1, center=True):
         self.n_components = n_components
@@ -846,24 +898,24 @@ class KernelCCA(TransformerMixin, BaseEstimator):
         return K - col - col[:, None] + allm, col, allm
 
     @staticmethod
-    def _range(K, tau):
+    def _range(K, tau, eps=np.finfo(float).eps):
         s, U = linalg.eigh(K, check_finite=False)
-        keep = s > max(s[-1], 0.0) * K.shape[0] * np.finfo(float).eps * 10
+        keep = s > max(s[-1], 0.0) * K.shape[0] * eps * 10
         s, U = s[keep], U[:, keep]
         return s, U, 1.0 / np.sqrt((1.0 - tau) * s + tau)
 
     def fit(self, X, Y=None, y=None):
         """Fit the canonical pairs of the views ``X`` and ``Y`` (or their Gram matrices)."""
-        _check_kernel_name(self.kernel)
-        X, Y = _as_two_views(self, X, _second_view(Y, y))
+        check_estimator_params(self)
+        Y = _second_view(Y, y)
+        eps_x, eps_y = input_eps(X), input_eps(Y)
+        X, Y = _as_two_views(self, X, Y)
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelCCA")
-        if not (isinstance(self.reg, numbers.Real) and 0 <= self.reg <= 1):
-            raise ValueError(f"reg must be a number in [0, 1], got {self.reg!r}")
         tau = float(self.reg)
         if self.kernel == "precomputed":
-            Ka = check_symmetric_psd(X, "the precomputed kernel matrix X")
-            Kb = check_symmetric_psd(Y, "the precomputed kernel matrix Y")
+            Ka = _check_precomputed_gram(X, "the precomputed kernel matrix X", eps_x)
+            Kb = _check_precomputed_gram(Y, "the precomputed kernel matrix Y", eps_y)
             if Ka.shape != Kb.shape:
                 raise ValueError(f"the two kernel matrices differ in shape: {Ka.shape} and {Kb.shape}")
         else:
@@ -871,8 +923,10 @@ class KernelCCA(TransformerMixin, BaseEstimator):
         if self.center:
             Ka, self._xcol, self._xall = self._centre(Ka)
             Kb, self._ycol, self._yall = self._centre(Kb)
-        sa, Ua, ca = self._range(Ka, tau)
-        sb, Ub, cb = self._range(Kb, tau)
+        if self.kernel != "precomputed":
+            eps_x = eps_y = np.finfo(float).eps
+        sa, Ua, ca = self._range(Ka, tau, eps_x)
+        sb, Ub, cb = self._range(Kb, tau, eps_y)
         rank = min(sa.size, sb.size)
         if rank == 0:
             raise ValueError("a kernel matrix is zero after centring: a view is constant")

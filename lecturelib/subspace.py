@@ -21,21 +21,24 @@ and the two-view SVM-2K.
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (
-    as_float_array,
-    check_in_open_interval,
-    check_positive_int,
-    check_symmetric_psd,
     Interval,
     Options,
+    as_float_array,
+    check_estimator_params,
+    check_positive_int,
+    check_symmetric_psd,
+    input_eps,
     validate_params,
 )
 
@@ -55,11 +58,22 @@ __all__ = [
 ]
 
 _KERNELS = ("linear", "poly", "rbf", "cosine", "sigmoid")
+_POSITIVE_INT = Interval(Integral, 1, None)
+_POSITIVE = Interval(Real, 0, None, closed="neither")
+_DELTA = Interval(Real, 0, 1, closed="neither")
+# gamma scales the kernel (rbf width, poly/sigmoid scale): 0 or less is no kernel at all;
+# a polynomial kernel has degree at least 1.
+_KERNEL_PARAMETER_CONSTRAINTS = {
+    "gamma": [_POSITIVE, None],
+    "degree": [_POSITIVE_INT],
+    "coef0": [Interval(Real, None, None)],
+}
 
 
 # ----------------------------------------------------------------------------- kernel PCA
 
 
+@validate_params({"K": ["array-like"]})
 def kernel_pca_eigenvalues(K):
     r"""Eigenvalues of the (uncentred) Gram matrix, largest first.
 
@@ -89,6 +103,7 @@ def kernel_pca_eigenvalues(K):
     return np.maximum(lam, 0.0)
 
 
+@validate_params({"K": ["array-like"], "K_new": ["array-like"], "k": [_POSITIVE_INT]})
 def kernel_pca_features(K, K_new, k):
     r"""Coordinates of points on the first ``k`` (uncentred) kernel-PCA directions.
 
@@ -138,6 +153,8 @@ def kernel_pca_features(K, K_new, k):
     return K_new @ U / np.sqrt(lam)
 
 
+@validate_params({"K": ["array-like"], "K_new": ["array-like"], "diag_new": ["array-like"],
+                  "k": [_POSITIVE_INT, "array-like"]})
 def projection_residuals(K, K_new, diag_new, k):
     r"""Squared residuals of new points after projection onto the kernel-PCA subspace.
 
@@ -199,10 +216,6 @@ def projection_residuals(K, K_new, diag_new, k):
     return out[:, 0] if scalar else out
 
 
-def _check_delta(delta):
-    return check_in_open_interval(delta, "delta", 0.0, 1.0)
-
-
 def _kpca_excess(diag, k, m, delta, R2):
     """Complexity and confidence terms of the kernel-PCA bound (p = 2 form)."""
     complexity = 4.0 * math.sqrt((k + 1) / m) * math.sqrt(2.0 / m * float(np.sum(diag**2)))
@@ -210,6 +223,8 @@ def _kpca_excess(diag, k, m, delta, R2):
     return complexity, confidence
 
 
+@validate_params({"K": ["array-like"], "k": [_POSITIVE_INT], "delta": [_DELTA],
+                  "R2": [_POSITIVE, None], "return_terms": ["boolean"]})
 def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
     r"""The lecture's Theorem 3: a bound on the expected residual of kernel PCA.
 
@@ -262,14 +277,9 @@ def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
     K = check_symmetric_psd(K, "K")
     m = K.shape[0]
     k = check_positive_int(k, "k", upper=m, upper_name="the sample size")
-    delta = _check_delta(delta)
+    delta = float(delta)
     diag = np.diag(K)
-    if R2 is None:
-        R2 = float(diag.max())
-    elif not (isinstance(R2, Real) and R2 > 0):
-        raise ValueError(f"R2 must be a positive number, got {R2!r}")
-    elif R2 < diag.max() * (1 - 1e-12):
-        raise ValueError(f"R2={R2} is smaller than the largest kappa(x, x) of the sample ({diag.max():.4g})")
+    R2 = _check_R2(R2, diag)
     lam = kernel_pca_eigenvalues(K)
     empirical = float(lam[k:].sum()) / m
     complexity, confidence = _kpca_excess(diag, k, m, delta, float(R2))
@@ -279,6 +289,17 @@ def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
     return bound
 
 
+def _check_R2(R2, diag):
+    """The bound on kappa(x, x): the sample's largest by default, never below it."""
+    if R2 is None:
+        return float(diag.max())
+    if R2 < diag.max() * (1 - 1e-12):
+        raise ValueError(f"R2={R2} is smaller than the largest kappa(x, x) of the sample ({diag.max():.4g})")
+    return float(R2)
+
+
+@validate_params({"K": ["array-like"], "ks": [_POSITIVE_INT, "array-like"], "delta": [_DELTA],
+                  "R2": [_POSITIVE, None]})
 def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
     r"""Empirical eigenvalue sums and the bound on the process tail, for several ``k``.
 
@@ -331,9 +352,9 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
         raise ValueError("ks must be an integer or a 1-D array of integers")
     for k in ks:
         check_positive_int(int(k), "k", upper=m, upper_name="the sample size")
-    delta = _check_delta(delta)
+    delta = float(delta)
     diag = np.diag(K)
-    R2 = float(diag.max()) if R2 is None else float(R2)
+    R2 = _check_R2(R2, diag)
     lam = kernel_pca_eigenvalues(K)
     csum = np.concatenate([[0.0], np.cumsum(lam)])
     head = csum[ks] / m
@@ -343,6 +364,8 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
             "excess": excess, "tail_upper": tail + excess}
 
 
+@validate_params({"empirical_residual": [Interval(Real, 0, None)], "k": [_POSITIVE_INT],
+                  "m": [_POSITIVE_INT], "delta": [_DELTA], "R": [_POSITIVE]})
 def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     r"""Sparsity (compression) bound for the subspace spanned by ``k`` pivots.
 
@@ -380,17 +403,16 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     >>> round(gram_schmidt_bound(0.05, k=5, m=1000), 4)
     0.1732
     """
-    m = check_positive_int(m, "m")
-    k = check_positive_int(k, "k")
+    m, k = int(m), int(k)
     if k >= m:
         raise ValueError(f"k={k} must be smaller than m={m}")
-    delta = _check_delta(delta)
-    emp = float(as_float_array(empirical_residual, "empirical_residual", ndim=0))
-    if not (isinstance(R, Real) and R > 0):
-        raise ValueError(f"R must be a positive number, got {R!r}")
+    delta, emp = float(delta), float(empirical_residual)
     return emp + R * math.sqrt((k * math.log(m / k) + math.log(2 / delta)) / (2 * (m - k)))
 
 
+@validate_params({"correlations": ["array-like"], "A2": [_POSITIVE], "B2": [_POSITIVE],
+                  "diag_a": ["array-like"], "diag_b": ["array-like"], "R": [_POSITIVE],
+                  "delta": [_DELTA]})
 def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     r"""The lecture's bound on the distance between the two views' KCCA projections.
 
@@ -438,10 +460,7 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     diag_b = as_float_array(diag_b, "diag_b", ndim=1)
     if diag_a.shape != diag_b.shape:
         raise ValueError("diag_a and diag_b must have the same length (one entry per sample)")
-    for name, val in (("A2", A2), ("B2", B2), ("R", R)):
-        if not (isinstance(val, Real) and val > 0):
-            raise ValueError(f"{name} must be a positive number, got {val!r}")
-    delta = _check_delta(delta)
+    delta = float(delta)
     m, k = diag_a.size, rho.size
     s = A2 + B2
     return float(np.sum(2 * (1 - rho)) + 3 * R * s * math.sqrt(math.log(2 / delta) / (2 * m))
@@ -477,11 +496,6 @@ def _kernel_diag(X, kernel, params):
     return np.tanh(gamma * sq + params["coef0"])  # sigmoid
 
 
-def _check_kernel_name(kernel, allowed):
-    if not (callable(kernel) or kernel in allowed):
-        raise ValueError(f"kernel must be one of {allowed} or a callable, got {kernel!r}")
-
-
 # ----------------------------------------------------------------------------- Gram-Schmidt
 
 
@@ -510,14 +524,17 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
     tol : float, default=1e-8
         Stop when :math:`\max_i` ``norm[i]`` :math:`\le` ``tol``.  ``tol=0`` runs until
         ``max_rank`` or until the residual vanishes (norms at rounding level, below
-        ``1e-12`` times the largest diagonal entry, count as zero).
+        ``1e-12`` times the largest diagonal entry, count as zero).  A precomputed Gram
+        matrix is judged at its own precision: for float32 input, residual norms within
+        ``m * eps(float32)`` times the largest diagonal entry count as zero, and only a
+        residual more negative than that shows that the matrix is not PSD.
     max_rank : int, default=None
         Largest number of pivots; ``None`` means no cap.
     kernel : {"precomputed", "linear", "poly", "rbf", "cosine", "sigmoid"} or callable, default="precomputed"
         With ``"precomputed"``, ``fit`` takes the Gram matrix ``K``; otherwise ``fit``
         takes the data and evaluates only the kernel columns of the pivots
         (:math:`O(mT)` kernel evaluations instead of :math:`m^2`).
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
 
     Attributes
     ----------
@@ -545,6 +562,13 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
     >>> np.allclose(icd.factor_ @ icd.factor_.T, K)
     True
     """
+
+    _parameter_constraints = {
+        "tol": [Interval(Real, 0, None)],
+        "max_rank": [_POSITIVE_INT, None],
+        "kernel": [Options("precomputed", *_KERNELS), "callable"],
+        **_KERNEL_PARAMETER_CONSTRAINTS,
+    }
 
     def __init__(self, tol=1e-8, max_rank=None, kernel="precomputed", gamma=None, degree=3,
                  coef0=1.0):
@@ -582,24 +606,29 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        _check_kernel_name(self.kernel, ("precomputed",) + _KERNELS)
+        check_estimator_params(self)
+        # A precomputed Gram matrix is known only to its own precision (float32 round-off
+        # makes a PSD matrix slightly indefinite): the tolerances below scale with it.
+        eps = input_eps(X) if self.kernel == "precomputed" else np.finfo(np.float64).eps
         X = validate_data(self, X, dtype=np.float64)
         m = X.shape[0]
         if self.kernel == "precomputed":
             if X.shape[1] != m:
                 raise ValueError(f"with kernel='precomputed', X must be a square Gram matrix, got shape {X.shape}")
-            if not np.allclose(X, X.T, rtol=0, atol=1e-10 * max(1.0, np.abs(X).max())):
+            atol = max(1e-10, 10 * eps) * max(1.0, np.abs(X).max())
+            if not np.allclose(X, X.T, rtol=0, atol=atol):
                 raise ValueError("the Gram matrix X must be symmetric")
-        if not (isinstance(self.tol, Real) and self.tol >= 0):
-            raise ValueError(f"tol must be a non-negative number, got {self.tol!r}")
-        cap = m if self.max_rank is None else check_positive_int(self.max_rank, "max_rank")
+        cap = m if self.max_rank is None else int(self.max_rank)
         cap = min(cap, m)
         column, norm = self._column_fn(X)
         if np.any(norm < -1e-10 * max(1.0, np.abs(norm).max())):
             raise ValueError("the kernel has negative diagonal entries: it is not positive semi-definite")
         norm = norm.astype(float).copy()
         scale = max(1.0, float(norm.max()))
-        floor = 1e-12 * scale
+        # Round-off of the input: a residual within m * eps * scale of zero is zero
+        # (Weyl: the rounding error moves each eigenvalue by at most its norm, <= m eps scale).
+        rounding = m * eps
+        floor = max(1e-12, rounding) * scale
         psi = np.zeros((m, cap))
         pivots, snorms = [], []
         for j in range(cap):
@@ -612,7 +641,7 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
             norm[i_j] = 0.0
             # The residual diagonal of a PSD kernel stays non-negative; a clearly negative
             # entry means the matrix is not a kernel Gram matrix.
-            if norm.min() < -1e-8 * scale:
+            if norm.min() < -max(1e-8, rounding) * scale:
                 raise ValueError(
                     "the kernel is not positive semi-definite: a residual diagonal entry "
                     f"became negative ({norm.min():.3g}) after {j + 1} pivot(s)"
@@ -697,7 +726,7 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         a pair gives the columns of each view; ``None`` splits the columns in half.
     kernel : {"linear", "poly", "rbf", "cosine", "sigmoid"}, default="linear"
         Kernel of both views.
-    gamma, degree, coef0 : kernel parameters, as in scikit-learn.
+    gamma, degree, coef0 : kernel parameters, as in scikit-learn (gamma > 0 or None, degree >= 1).
     fit_intercept : bool, default=True
         Use the biases :math:`b_A, b_B`.
 
@@ -725,6 +754,17 @@ class SVM2K(ClassifierMixin, BaseEstimator):
     >>> float((clf.predict(np.hstack([XA, XB])) == y).mean())
     1.0
     """
+
+    _parameter_constraints = {
+        "C_A": [_POSITIVE],
+        "C_B": [_POSITIVE],
+        "D": [Interval(Real, 0, None)],
+        "epsilon": [Interval(Real, 0, None)],
+        "views": [None, _POSITIVE_INT, "array-like"],
+        "kernel": [Options(*_KERNELS)],
+        **_KERNEL_PARAMETER_CONSTRAINTS,
+        "fit_intercept": ["boolean"],
+    }
 
     def __init__(self, C_A=1.0, C_B=1.0, D=1.0, epsilon=0.0, views=None, kernel="linear",
                  gamma=None, degree=3, coef0=1.0, fit_intercept=True):
@@ -768,9 +808,14 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         return pairwise_kernels(X1, X2, metric=self.kernel, **_kernel_params(self))
 
     @staticmethod
-    def _feature_map(K):
+    def _feature_map(K, view):
         lam, U = np.linalg.eigh(K)
         keep = lam > 1e-10 * max(1.0, lam.max())
+        if not np.any(keep):
+            raise ValueError(
+                f"SVM2K: the kernel matrix of view {view} is numerically zero (largest "
+                f"eigenvalue {lam.max():.3g}); scale the data (e.g. with "
+                "sklearn.preprocessing.StandardScaler) or choose another kernel")
         return U[:, keep] * np.sqrt(lam[keep]), U[:, keep] / np.sqrt(lam[keep])
 
     def fit(self, X, y, X_unlabelled=None):
@@ -793,17 +838,13 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         """
         import cvxpy as cp
 
+        check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
-        _check_kernel_name(self.kernel, _KERNELS)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if self.classes_.size != 2:
             raise ValueError(f"Only binary classification is supported. SVM2K got y with "
                              f"{self.classes_.size} class(es)")
-        for name in ("C_A", "C_B", "D", "epsilon"):
-            val = getattr(self, name)
-            if not (isinstance(val, Real) and val >= 0):
-                raise ValueError(f"{name} must be a non-negative number, got {val!r}")
         ys = 2.0 * y_idx - 1.0
         cols_a, cols_b = self._view_columns(X.shape[1])
         self.columns_A_, self.columns_B_ = cols_a, cols_b
@@ -815,7 +856,8 @@ class SVM2K(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X_unlabelled must have {X.shape[1]} columns like X, got {U.shape[1]}")
             X_all = np.vstack([X, U])
         n_all = X_all.shape[0]
-        maps = [self._feature_map(self._gram(X_all[:, c], X_all[:, c])) for c in (cols_a, cols_b)]
+        maps = [self._feature_map(self._gram(X_all[:, c], X_all[:, c]), view)
+                for c, view in ((cols_a, "A"), (cols_b, "B"))]
         (Fa, Sa), (Fb, Sb) = maps
         va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
         ba, bb = cp.Variable(), cp.Variable()
@@ -828,9 +870,19 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         constraints = [cp.multiply(ys, fa[:m]) >= 1 - xa, cp.multiply(ys, fb[:m]) >= 1 - xb,
                        cp.abs(fa - fb) <= eta + self.epsilon]
         problem = cp.Problem(cp.Minimize(objective), constraints)
-        problem.solve(solver=cp.CLARABEL)
-        if problem.status not in ("optimal", "optimal_inaccurate"):
-            raise RuntimeError(f"the SVM-2K QP was not solved: status {problem.status}")
+        advice = ("scale the data (e.g. with sklearn.preprocessing.StandardScaler; the kernel "
+                  "values should be of order 1) and keep C_A, C_B and D moderate")
+        try:
+            problem.solve(solver=cp.CLARABEL)
+        except Exception as exc:  # cvxpy and the solver fail with assorted exception types
+            raise ValueError(f"SVM2K: the QP solver (Clarabel, through cvxpy) failed "
+                             f"with {type(exc).__name__}); {advice}") from exc
+        if problem.status not in ("optimal", "optimal_inaccurate") or va.value is None:
+            raise ValueError(f"SVM2K: the QP solver (Clarabel, through cvxpy) returned status "
+                             f"{problem.status!r}, not a solution; {advice}")
+        if problem.status == "optimal_inaccurate":
+            warnings.warn(f"SVM2K: the QP solver stopped with an inaccurate solution; {advice}",
+                          ConvergenceWarning, stacklevel=2)
         self.dual_coef_A_ = Sa @ va.value
         self.dual_coef_B_ = Sb @ vb.value
         self.intercept_A_ = float(ba.value) if self.fit_intercept else 0.0

@@ -11,6 +11,7 @@ from scipy.sparse.csgraph import laplacian as csgraph_laplacian
 from sklearn.cluster import KMeans as SKKMeans
 from sklearn.cluster import SpectralClustering as SKSpectral
 from sklearn.datasets import make_blobs, make_circles, make_moons
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.metrics.pairwise import rbf_kernel
 
@@ -124,7 +125,54 @@ def test_kmeans_errors():
         cl.KMeans(2, init="best").fit(np.random.default_rng(0).normal(size=(10, 2)))
 
 
+def test_kmeans_warns_at_its_iteration_cap_and_not_when_converged():
+    X, _ = _blobs(n=400, k=6, d=2, seed=1, std=2.0)
+    with pytest.warns(ConvergenceWarning, match="KMeans stopped at max_iter=1"):
+        cl.KMeans(6, n_init=1, max_iter=1, tol=0.0, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        km = cl.KMeans(6, n_init=2, random_state=0).fit(X)
+    assert km.n_iter_ < km.max_iter
+
+
+def test_kernel_kmeans_warns_at_its_iteration_cap_and_not_when_converged():
+    X, _ = _blobs(n=300, k=5, d=2, seed=2, std=2.0)
+    with pytest.warns(ConvergenceWarning, match="KernelKMeans stopped at max_iter=1"):
+        cl.KernelKMeans(5, n_init=1, max_iter=1, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        kk = cl.KernelKMeans(5, n_init=2, random_state=0).fit(X)
+    assert kk.n_iter_ < kk.max_iter
+
+
+def test_spectral_clustering_converged_kmeans_step_does_not_warn():
+    X, _ = make_moons(200, noise=0.05, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        cl.SpectralClustering(2, affinity="knn", n_neighbors=10, random_state=0).fit(X)
+
+
 # ---------------------------------------------------------------- matrix form (6.1.1)
+
+
+@pytest.mark.parametrize("func", [cl.cut_value, cl.ncut_value, cl.nassoc_value, cl.trace_objective])
+def test_string_labels_name_the_clusters(func):
+    K, _ = _random_affinity(9, seed=3)
+    ints = np.array([0, 2, 1, 1, 0, 2, 2, 0, 1])
+    names = np.array(["a", "c", "b", "b", "a", "c", "c", "a", "b"])
+    assert func(K, names) == func(K, ints)
+    assert func(K, names.tolist()) == func(K, ints)
+
+
+def test_string_labels_in_kmeans_objective_and_indicator_matrix():
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    names = ["x", "y", "x", "z", "y", "z"]
+    ints = [0, 1, 0, 2, 1, 2]
+    assert cl.kmeans_objective(X, names) == cl.kmeans_objective(X, ints)
+    np.testing.assert_array_equal(cl.indicator_matrix(names), cl.indicator_matrix(ints))
+    with pytest.raises(ValueError, match="cannot be sorted"):
+        cl.cut_value(np.ones((3, 3)), np.array(["a", 1, None], dtype=object))
+
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -314,9 +362,20 @@ def test_doubly_stochastic_history_starts_at_the_input():
     np.testing.assert_allclose(history[:4], expected, rtol=1e-10)
 
 
+def test_doubly_stochastic_warns_at_its_iteration_cap():
+    # [[0, 1], [1, 1]] admits no doubly-stochastic scaling: the error decays like 1/t
+    with pytest.warns(ConvergenceWarning, match="max_iter=200"):
+        F = cl.doubly_stochastic(np.array([[0.0, 1.0], [1.0, 1.0]]), max_iter=200)
+    assert np.abs(F.sum(axis=1) - 1).max() > 1e-10
+    K = rbf_kernel(np.random.default_rng(0).normal(size=(8, 2)))
+    with pytest.warns(ConvergenceWarning):
+        cl.doubly_stochastic(K, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        cl.doubly_stochastic(K)
+
+
 def test_doubly_stochastic_errors():
-    with pytest.raises(ValueError, match="could not be scaled"):
-        cl.doubly_stochastic(np.array([[0.0, 1.0], [1.0, 1.0]]), max_iter=200)
     with pytest.raises(ValueError, match="negative"):
         cl.doubly_stochastic(np.array([[1.0, -0.1], [-0.1, 1.0]]))
     with pytest.raises(ValueError, match="symmetric"):

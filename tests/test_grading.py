@@ -104,6 +104,25 @@ def test_bad_grading_spec_is_refused(spec, message):
         grading.load_questions(nb)
 
 
+@pytest.mark.parametrize("func", [grading.load_questions, lambda nb: grading.make_exercise(nb, "toy")],
+                         ids=["load_questions", "make_exercise"])
+def test_a_path_or_a_malformed_dict_is_refused_clearly(func, tmp_path):
+    path = tmp_path / "toy.ipynb"
+    nbformat.write(toy_solution(), path)
+    for arg in (path, str(path)):
+        with pytest.raises(grading.GradingError, match=r"not a path: read the file first with read_notebook"):
+            func(arg)
+    with pytest.raises(grading.GradingError, match="not an nbformat-4 notebook"):
+        func({"cells": [{"source": "x", "metadata": {"tags": ["question:q1"]}}]})
+    broken = dict(toy_solution())
+    broken["cells"] = ["x = 1"]
+    with pytest.raises(grading.GradingError, match="not a valid nbformat-4 notebook"):
+        func(broken)
+    # the plain-dict form of a valid notebook is a notebook
+    nb = toy_solution()
+    assert func(json.loads(json.dumps(nb))) == func(nb)
+
+
 def test_duplicate_question_ids_are_refused():
     nb = toy_solution()
     nb.cells[5].metadata["tags"] = ["question:q1"]

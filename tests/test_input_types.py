@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.base import clone
 
 from lecturelib import em, subspace
 from test_estimator_checks import PARAMS, estimator_classes

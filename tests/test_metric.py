@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
 from scipy.spatial.distance import mahalanobis as scipy_mahalanobis
 from sklearn.datasets import load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import LeaveOneOut, cross_val_predict
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
@@ -406,3 +409,42 @@ def test_menn_c_bar_is_exact_when_the_kernel_is_nearly_singular(solver):
     np.testing.assert_allclose(D_sdp, D_emb, atol=1e-6 * D_emb.max())
     assert abs(est.C_bar_.sum()) <= 1e-8 * np.abs(est.C_bar_).sum()
     assert est.objective_ == pytest.approx(metric.menn_objective(est.C_bar_, est.eps_, K, y, 1.0), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- iteration caps
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda **kw: metric.MMC(**kw), "MMC: L-BFGS stopped"),
+    (lambda **kw: metric.LMNN(**kw), "LMNN stopped at max_iter=1"),
+    (lambda **kw: metric.ITML(random_state=0, **kw), "ITML stopped at max_iter=1"),
+    (lambda **kw: metric.MetricEmbeddingNN(solver="subgradient", **kw), "subgradient solver stopped"),
+], ids=["MMC", "LMNN", "ITML", "MENN-subgradient"])
+def test_solvers_warn_at_their_iteration_cap_and_not_when_converged(make, match):
+    X, y = _small_problem()
+    with pytest.warns(ConvergenceWarning, match=match):
+        make(max_iter=1).fit(X, y)
+    converged = {"MetricEmbeddingNN": 20_000}.get(type(make()).__name__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = make(max_iter=converged) if converged else make()
+        est.fit(X, y)
+    if hasattr(est, "n_iter_") and not isinstance(est, metric.MetricEmbeddingNN):
+        assert est.n_iter_ < est.max_iter
+
+
+@pytest.mark.parametrize("call", [
+    lambda X: metric.mmc_objective(np.eye(2), X, [[0, 1]], [[0, 1]]),
+    lambda X: metric.lmnn_loss(np.eye(2), X, [0], [[0, 1]]),
+], ids=["mmc_objective", "lmnn_loss"])
+def test_pair_indices_beyond_the_samples_are_refused(call):
+    with pytest.raises(ValueError, match="sample index 1, but X has 1 sample"):
+        call(np.ones((1, 2)))
+
+
+def test_pairs_must_have_two_columns():
+    X, _ = _small_problem()
+    with pytest.raises(ValueError, match=r"shape \(n_pairs, 2\)"):
+        metric.mmc_objective(np.eye(3), X, [0, 1, 2, 3], [[0, 9]])
+    with pytest.raises(ValueError, match="integer sample indices"):
+        metric.mmc_objective(np.eye(3), X, [[0, 1.5]], [[0, 9]])

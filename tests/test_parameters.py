@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 import re
 from dataclasses import is_dataclass
 
@@ -20,7 +19,6 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator
 
-import lecturelib
 from lecturelib import _validation
 from lecturelib._validation import InvalidParameterError
 from test_estimator_checks import PARAMS, estimator_classes

@@ -450,3 +450,24 @@ def test_power_iteration_rate_and_warning():
         power_iteration(np.diag([1.0, np.nan]))
     with pytest.raises(ValueError, match="square"):
         power_iteration(np.ones((2, 3)))
+
+
+def test_precomputed_float32_gram_matrix_is_psd_at_its_precision():
+    """A low-rank Gram matrix rounded to float32 is slightly indefinite; KernelPCA, KernelCCA
+    (and KernelKMeans) accept it and find its rank, and refuse one indefinite beyond round-off."""
+    from lecturelib.clustering import KernelKMeans
+
+    A = np.random.default_rng(1).normal(size=(50, 3))
+    K32 = (A @ A.T).astype(np.float32)
+    K = K32.astype(np.float64)
+    assert np.linalg.eigvalsh(K)[0] < -1e-8 * np.abs(K).max()   # what float32 rounding does
+    kp = KernelPCA(kernel="precomputed").fit(K32)
+    assert kp.n_components_ == 3
+    np.testing.assert_allclose(kp.eigenvalues_, np.linalg.eigvalsh(K - K.mean(0) - K.mean(1)[:, None]
+                                                                  + K.mean())[::-1][:3], rtol=1e-6)
+    assert KernelCCA(kernel="precomputed").fit(K32, K32).n_components_ == 3
+    KernelKMeans(2, kernel="precomputed", random_state=0).fit(K32)
+    bad = K32 - np.float32(0.01 * np.abs(K).max()) * np.eye(50, dtype=np.float32)
+    for est in (KernelPCA(kernel="precomputed"), KernelKMeans(2, kernel="precomputed")):
+        with pytest.raises(ValueError, match="not positive semi-definite"):
+            est.fit(bad)

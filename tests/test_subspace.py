@@ -152,6 +152,24 @@ def test_incomplete_cholesky_exact_on_low_rank_matrix(data):
     assert np.linalg.norm(K - ic.factor_ @ ic.factor_.T) < 1e-8
 
 
+@pytest.mark.parametrize("n, r", [(50, 3), (100, 5), (200, 2)])
+def test_incomplete_cholesky_takes_a_low_rank_float32_or_integer_gram_matrix(n, r):
+    """float32 round-off makes a rank-r Gram matrix slightly indefinite (residual diagonal
+    entries of about -1e-6 after r pivots): still a PSD kernel at that precision."""
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, r))
+    K32 = (A @ A.T).astype(np.float32)
+    ic = IncompleteCholesky().fit(K32)
+    assert ic.rank_ == r
+    K = K32.astype(np.float64)
+    assert np.abs(K - ic.factor_ @ ic.factor_.T).max() <= 1e-5 * np.abs(K).max()
+    Ai = rng.integers(-1000, 1000, size=(n, r))
+    assert IncompleteCholesky(tol=0.0).fit(Ai @ Ai.T).rank_ == r
+    # a matrix that is not PSD at float32 precision is still refused
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        IncompleteCholesky().fit(K32 - np.float32(0.01 * np.abs(K).max()) * np.eye(n, dtype=np.float32))
+
+
 @pytest.mark.parametrize("tol", [1e-1, 1e-3, 1e-6])
 def test_incomplete_cholesky_error_below_tolerance(data, tol):
     K = rbf_kernel(data, gamma=0.1)

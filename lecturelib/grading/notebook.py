@@ -18,8 +18,10 @@ the ones a student may see and run (``check("q1")``); they never count for the g
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
+import os
 import re
 from pathlib import Path
 
@@ -185,16 +187,47 @@ def _number(spec, key, default, where) -> float:
     return float(value)
 
 
+def _as_notebook(nb, caller) -> nbformat.NotebookNode:
+    """``nb`` as a valid nbformat-4 notebook, or a :class:`GradingError` saying what it is.
+
+    A notebook object (``read_notebook``'s result) or its plain-dict form is accepted; a path
+    is refused with a pointer to ``read_notebook``, which reads a file safely.
+    """
+    if isinstance(nb, (str, bytes, os.PathLike)):
+        raise GradingError(f"{caller} takes a notebook, not a path: read the file first with "
+                           f"read_notebook({os.fsdecode(nb)!r})")
+    if not isinstance(nb, dict):
+        raise GradingError(f"{caller} expected a notebook (nbformat.NotebookNode, e.g. from "
+                           f"read_notebook), got {type(nb).__name__}")
+    if nb.get("nbformat") != 4:
+        raise GradingError(f"{caller}: not an nbformat-4 notebook (its 'nbformat' field is "
+                           f"{str(nb.get('nbformat'))[:20]!r}; read notebooks with read_notebook)")
+    if not isinstance(nb, nbformat.NotebookNode):
+        nb = nbformat.from_dict(nb)
+    try:
+        # on a copy: nbformat's validator "repairs" (mutates) what it can, such as missing ids
+        nbformat.validate(copy.deepcopy(nb))
+    except nbformat.ValidationError as exc:
+        raise GradingError(f"{caller}: not a valid nbformat-4 notebook: "
+                           f"{str(exc.message)[:200]}") from None
+    except Exception as exc:  # the validator fails with other types on malformed cells
+        raise GradingError(f"{caller}: not a valid nbformat-4 notebook "
+                           f"({type(exc).__name__} while validating it)") from None
+    return nb
+
+
 def load_questions(nb) -> list[Question]:
     """The questions of a solution notebook, in notebook order.
+
+    ``nb`` is a notebook (see :func:`read_notebook`), or its plain-dict form.
 
     Raises
     ------
     GradingError
-        If a question has no or a malformed ``grading`` spec, or an id is used twice.
+        If ``nb`` is not a valid notebook (a path, say), a question has no or a malformed
+        ``grading`` spec, or an id is used twice.
     """
-    if not hasattr(nb, "cells"):
-        raise GradingError(f"expected a notebook (nbformat.NotebookNode), got {type(nb).__name__}")
+    nb = _as_notebook(nb, "load_questions")
     questions: list[Question] = []
     for index, cell in enumerate(nb.cells):
         qid = question_id(cell)
@@ -281,6 +314,7 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
     a cell after the first code cell defines and a cell after each question calls.
     """
     check_assignment_name(name)
+    solution_nb = _as_notebook(solution_nb, "make_exercise")
     questions = load_questions(solution_nb)  # refuse to publish a notebook whose spec is broken
     has_public = {q.id for q in questions if q.public}
     nb = nbformat.from_dict(json.loads(json.dumps(solution_nb)))
