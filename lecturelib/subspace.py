@@ -1117,7 +1117,7 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
                                 + math.sqrt(max(s @ K_B[:m, :m] @ s, 0.0))) for s in signs])
     if disagreement is None:
         return {"estimate": float(free.mean()), "values": free, "unconstrained": free}
-    (Fa, _), (Fb, _) = SVM2K._feature_map(K_A), SVM2K._feature_map(K_B)
+    (Fa, _), (Fb, _) = SVM2K._feature_map(K_A, "A"), SVM2K._feature_map(K_B, "B")
     va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
     s_par = cp.Parameter(m)
     fa, fb = Fa @ va, Fb @ vb
