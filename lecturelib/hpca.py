@@ -668,6 +668,19 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
     n_iter_ : int
 
     See the chapter "Hyperbolic PCA", section "A convex alternative".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.hpca import PositiveOperatorLearner
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1, 2], 10)
+    >>> X = np.hstack([y[:, None], 0.3 * rng.normal(size=(30, 2))])
+    >>> pol = PositiveOperatorLearner(c=0.5, gamma=0.1).fit(X, y)
+    >>> print(pol.eigenvalues_.round(2))
+    [0.38 0.04 0.01]
+    >>> round(pol.objective_, 4)
+    0.0
     """
 
     _parameter_constraints = {

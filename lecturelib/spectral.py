@@ -1037,6 +1037,19 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
     history : ndarray of shape (n_iter, k), only if ``return_history``
 
     See the chapter "PCA, LDA and CCA", section "The power method".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.spectral import power_iteration
+    >>> S = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> lam, V, n_iter = power_iteration(S, random_state=0)
+    >>> print(lam.round(4), V[:, 0].round(4))
+    [3.] [0.7071 0.7071]
+    >>> S = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> lam, V, n_iter = power_iteration(S, n_components=2, random_state=0)
+    >>> print(lam.round(4), np.linalg.eigvalsh(S)[::-1][:2].round(4))
+    [4.618 2.382] [4.618 2.382]
     """
     import warnings
 

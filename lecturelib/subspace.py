@@ -986,6 +986,16 @@ def svm2k_disagreement_bound(empirical_disagreement, m, C, trace_sum, R=1.0, del
         the excess, the slides' :math:`\hat D`).
 
     See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+
+    Examples
+    --------
+    >>> from lecturelib.subspace import svm2k_disagreement_bound
+    >>> b = svm2k_disagreement_bound(0.1, m=1000, C=1.0, trace_sum=2000.0)
+    >>> print({k: round(v, 4) for k, v in b.items()})
+    {'complexity': 0.253, 'confidence': 0.5154, 'D': 0.8683, 'D_hat': 1.6367}
+    >>> b = svm2k_disagreement_bound(0.1, m=1000, C=1.0, trace_sum=2000.0, constants="slides")
+    >>> round(b["D"], 4)
+    0.3717
     """
     if constants == "book":
         complexity = 4.0 * math.sqrt(2.0) * C / m * math.sqrt(trace_sum)
@@ -1039,6 +1049,16 @@ def svm2k_mcdiarmid_term(m, C, R=1.0, delta=0.05, n_draws=1, constants="book"):
     float
 
     See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+
+    Examples
+    --------
+    >>> from lecturelib.subspace import svm2k_mcdiarmid_term
+    >>> round(svm2k_mcdiarmid_term(m=1000, C=1.0), 4)
+    0.1548
+    >>> round(svm2k_mcdiarmid_term(m=1000, C=1.0, n_draws=10), 4)
+    0.049
+    >>> round(svm2k_mcdiarmid_term(m=1000, C=1.0, constants="slides"), 4)
+    0.0774
     """
     scale = 2.0 if constants == "book" else 1.0
     return scale * R * C * math.sqrt(2.0 * math.log(1.0 / delta) / (m * n_draws))
@@ -1099,6 +1119,19 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
         signs).
 
     See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.subspace import svm2k_rademacher_estimate
+    >>> X = np.random.default_rng(0).normal(size=(20, 3))
+    >>> K_A, K_B = X @ X.T, X[:, :2] @ X[:, :2].T
+    >>> r = svm2k_rademacher_estimate(K_A, K_B, C=1.0, disagreement=0.2, n_labelled=10,
+    ...                               n_draws=2, random_state=0)
+    >>> print(r["values"].round(2), r["unconstrained"].round(2))
+    [0.35 0.76] [0.45 0.81]
+    >>> round(r["estimate"], 2)
+    0.56
     """
     import cvxpy as cp
     from sklearn.utils import check_random_state

@@ -745,6 +745,14 @@ def lower_bound_expected_error(m, d, eps):
     float
 
     See the chapter "The VC dimension", section "A lower bound on the sample size".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import lower_bound_expected_error
+    >>> round(lower_bound_expected_error(m=0, d=11, eps=0.05), 4)
+    0.2
+    >>> round(lower_bound_expected_error(m=100, d=11, eps=0.05), 4)
+    0.0034
     """
     return 4.0 * eps * (1.0 - 8.0 * eps / (d - 1)) ** m
 
@@ -773,6 +781,14 @@ def lower_bound_sample_size(d, eps):
     int
 
     See the chapter "The VC dimension", section "A lower bound on the sample size".
+
+    Examples
+    --------
+    >>> from lecturelib.vc import lower_bound_expected_error, lower_bound_sample_size
+    >>> lower_bound_sample_size(d=11, eps=0.05)
+    16
+    >>> [round(lower_bound_expected_error(m, d=11, eps=0.05), 4) for m in (16, 17)]
+    [0.1041, 0.0999]
     """
     x = 8.0 * eps / (d - 1)  # < 1 since eps < 1/8 and d >= 2
     return int(math.floor(math.log(2.0) / -math.log1p(-x) + 1e-12))
