@@ -347,8 +347,12 @@ def test_nothing_persists_into_later_gradings(toy, name):
 
 
 def run_cli(*args, timeout=300, env=None):
-    code = ("import resource, sys\nfrom lecturelib.grading.cli import main\nrc = main(sys.argv[1:])\n"
-            "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    # The peak is read from VmHWM, the high-water mark of this process's own memory map:
+    # getrusage's ru_maxrss would also count the pytest worker's pages at the fork, which
+    # Linux keeps across exec (a worker that had grown to 400 MiB made the grader look big).
+    code = ("import re, sys\nfrom lecturelib.grading.cli import main\nrc = main(sys.argv[1:])\n"
+            "hwm = re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)\n"
+            "print('MAXRSS', hwm, file=sys.stderr)\n"
             "sys.exit(rc)")
     return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=env)
