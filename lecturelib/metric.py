@@ -797,9 +797,15 @@ class ITML(_MetricTransformer):
 
     with the LogDet divergence :math:`D_{\ell d}(A, B) = \mathrm{tr}(AB^{-1}) - \log\det(AB^{-1}) - d`,
     :math:`M_0 = I`, and slack targets :math:`\xi_0` equal to ``u`` for similar and
-    ``l`` for dissimilar pairs.  Solved by the paper's cyclic Bregman projections
-    (Algorithm 1), each a rank-one update of :math:`M`, so :math:`M` stays positive
-    definite.
+    ``l`` for dissimilar pairs.  Solved by cyclic Bregman projections (the scheme of the
+    paper's Algorithm 1), one constraint at a time, each a rank-one update of :math:`M`,
+    so :math:`M` stays positive definite.  The projection step is the exact one for this
+    objective, :math:`\alpha = \delta\,\frac{\gamma}{\gamma+1}(1/p - 1/\xi)` with
+    :math:`p = d_M^2(x_i, x_j)` and :math:`\delta = \pm 1`, clipped at the dual variable
+    of the constraint; the paper's printed step
+    :math:`\frac{\delta}{2}(1/p - \gamma/\xi)` is the same only at :math:`\gamma = 1`.
+    Scaling ``X`` by :math:`s` (with the default bounds, which scale by :math:`s^2`)
+    leaves ``metric_`` unchanged.
 
     Parameters
     ----------
@@ -903,11 +909,27 @@ class ITML(_MetricTransformer):
 
 
 def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
-    """Algorithm 1 of Davis et al. (2007) with M0 = I."""
+    r"""Cyclic Bregman projections (Algorithm 1 of Davis et al., 2007) with :math:`M_0 = I`.
+
+    The Bregman function of the objective is
+    :math:`\phi(M, \xi) = -\log\det M - \gamma\sum_c \log\xi_c`.  Projecting onto
+    the hyperplane :math:`\delta_c(v^\top M v - \xi_c) = 0` means
+    :math:`M^{-1} \leftarrow M^{-1} - \delta_c\alpha\, vv^\top` and
+    :math:`\gamma/\xi_c \leftarrow \gamma/\xi_c + \delta_c\alpha`; with
+    :math:`p = v^\top M v` the new distance is :math:`p/(1 - \delta_c\alpha p)`, and
+    equating it with the new :math:`\xi_c` gives
+
+    .. math:: \alpha = \delta_c\,\frac{\gamma}{\gamma + 1}\Big(\frac1p - \frac1{\xi_c}\Big).
+
+    (The paper prints :math:`\tfrac{\delta_c}{2}(1/p - \gamma/\xi_c)`, which agrees
+    only at :math:`\gamma = 1`.)  The step is clipped at the dual variable
+    :math:`\lambda_c \ge 0` (Hildreth's correction for an inequality constraint).
+    """
     d = V.shape[1]
     M = np.eye(d)
     lam = np.zeros(V.shape[0])
     xi = np.where(delta > 0, u, l).astype(float)
+    shrink = gamma / (gamma + 1.0)
     n_iter = 0
     for sweep in range(max_iter):
         n_iter = sweep + 1
@@ -918,7 +940,7 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
             p = float(v @ Mv)
             if p <= 0:
                 continue
-            alpha = min(lam[c], delta[c] / 2 * (1 / p - gamma / xi[c]))
+            alpha = min(lam[c], delta[c] * shrink * (1 / p - 1 / xi[c]))
             beta = delta[c] * alpha / (1 - delta[c] * alpha * p)
             xi[c] = gamma * xi[c] / (gamma + delta[c] * alpha * xi[c])
             lam[c] -= alpha

@@ -241,25 +241,53 @@ def test_lmnn_matches_cvxpy():
     assert ours <= prob.value * (1 + 5e-3)                # ... and our subgradient gets close
 
 
-def test_itml_matches_cvxpy():
+def _itml_cvxpy(V, delta, xi0, gamma):
+    """The problem ITML's docstring states, solved by cvxpy (Clarabel)."""
+    d = V.shape[1]
+    M = cp.Variable((d, d), PSD=True)
+    r = cp.Variable(len(delta), pos=True)          # the slack in units of its target xi0
+    dist = cp.hstack([(v / np.sqrt(x0)) @ M @ (v / np.sqrt(x0)) for v, x0 in zip(V, xi0)])
+    objective = cp.trace(M) - cp.log_det(M) - d + gamma * cp.sum(r - cp.log(r) - 1)
+    constraints = [cp.multiply(delta, dist) <= cp.multiply(delta, r)]
+    prob = cp.Problem(cp.Minimize(objective), constraints)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == "optimal"
+    return M.value, r.value * xi0, prob.value
+
+
+def _itml_objective(M, xi, xi0, gamma):
+    d = M.shape[0]
+    r = xi / xi0
+    return np.trace(M) - np.linalg.slogdet(M)[1] - d + gamma * np.sum(r - np.log(r) - 1)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+@pytest.mark.parametrize("gamma", [0.1, 1.0, 10.0])
+def test_itml_matches_cvxpy(gamma, scale):
     X, y = _small_problem(n=18)
-    est = metric.ITML(gamma=1.0, n_constraints=12, max_iter=20000, tol=1e-10, random_state=0).fit(X, y)
+    X = scale * X
+    est = metric.ITML(gamma=gamma, n_constraints=12, max_iter=20000, tol=1e-12,
+                      random_state=0).fit(X, y)
     V = X[est.pairs_[:, 0]] - X[est.pairs_[:, 1]]
     delta = est.pair_labels_
     u, l = est.bounds_
     xi0 = np.where(delta > 0, u, l)
-    d = X.shape[1]
-    M = cp.Variable((d, d), PSD=True)
-    xi = cp.Variable(len(delta), pos=True)
-    dist = cp.hstack([v @ M @ v for v in V])
-    r = cp.multiply(xi, 1 / xi0)
-    objective = cp.trace(M) - cp.log_det(M) - d + cp.sum(r - cp.log(r) - 1)
-    constraints = [cp.multiply(delta, dist) <= cp.multiply(delta, xi)]
-    prob = cp.Problem(cp.Minimize(objective), constraints)
-    prob.solve(solver=cp.CLARABEL)
-    assert prob.status == "optimal"
-    np.testing.assert_allclose(est.metric_, M.value, atol=2e-4 * np.abs(M.value).max())
-    np.testing.assert_allclose(est.slack_, xi.value, rtol=1e-3)
+    M_ref, xi_ref, value_ref = _itml_cvxpy(V, delta, xi0, gamma)
+    # the reference is optimal for the stated problem: ours is feasible and no better
+    dist = np.einsum("pi,ij,pj->p", V, est.metric_, V)
+    assert np.all(delta * (dist - est.slack_) <= 1e-6 * est.slack_)
+    value = _itml_objective(est.metric_, est.slack_, xi0, gamma)
+    assert value == pytest.approx(value_ref, rel=1e-3)
+    assert np.linalg.norm(est.metric_ - M_ref) <= 1e-3 * np.linalg.norm(M_ref)
+    np.testing.assert_allclose(est.slack_, xi_ref, rtol=1e-3)
+
+
+def test_itml_is_unchanged_by_scaling_the_data():
+    X, y = _small_problem(n=18)
+    ref = metric.ITML(gamma=0.1, random_state=0, tol=1e-10, max_iter=20000).fit(X, y).metric_
+    for scale in (1e-8, 1e10):
+        M = metric.ITML(gamma=0.1, random_state=0, tol=1e-10, max_iter=20000).fit(scale * X, y).metric_
+        np.testing.assert_allclose(M, ref, rtol=1e-6, atol=1e-9 * np.abs(ref).max())
 
 
 def test_learners_reject_a_single_class():
