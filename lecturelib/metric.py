@@ -6,10 +6,11 @@ See the chapter "Metric learning and metric embedding for nearest neighbours"
 A Mahalanobis metric :math:`d_M(x, x') = \\sqrt{(x - x')^\\top M (x - x')}` with
 :math:`M = L^\\top L` positive semi-definite is the Euclidean distance after the linear
 map :math:`x \\mapsto Lx`.  Three classical ways of learning :math:`M` from labels are
-implemented here (MMC, LMNN, ITML), each solved by its own first-order or Bregman
-method in NumPy, together with the kernelised metric embedding of Sriperumbudur and
-Lanckriet (MENN), a semidefinite program solved either with cvxpy or with a projected
-subgradient method.  All learned matrices are PSD by construction.
+implemented here: MMC (scipy's L-BFGS on a factor of :math:`M` in whitened coordinates,
+stopped by a certified duality gap), LMNN (projected subgradient descent) and ITML
+(cyclic Bregman projections), together with the kernelised metric embedding of
+Sriperumbudur and Lanckriet (MENN), a semidefinite program solved either with cvxpy or
+with a projected subgradient method.  All learned matrices are PSD by construction.
 """
 
 from __future__ import annotations
