@@ -201,65 +201,142 @@ def test_lmnn_target_neighbors_are_nearest_same_class_points():
         assert sorted(targets[targets[:, 0] == i, 1]) == sorted(expected)
 
 
-def test_mmc_matches_cvxpy():
-    X, y = _small_problem(n=18)
-    est = metric.MMC(tol=1e-10, max_iter=2000).fit(X, y)
+def _mmc_cvxpy(X, y):
+    """MMC's all-pairs problem solved by cvxpy (Clarabel), in units where it is well scaled.
+
+    The data are divided by the RMS length of the dissimilar differences (the optimum's
+    value does not change; the matrix scales by that factor squared), and cvxpy is given
+    the constraint mean(d_M) >= 1 (the same problem, its matrix rescaled by n_d^2).
+    """
     sim, dis = metric._class_pairs(y)
-    ds, dd = X[sim[:, 0]] - X[sim[:, 1]], X[dis[:, 0]] - X[dis[:, 1]]
-    A = cp.Variable((3, 3), PSD=True)
-    quad = np.einsum("pa,pb->pab", dd, dd).reshape(len(dd), 9)
-    S = ds.T @ ds
-    n_d = len(dd)        # cvxpy is given the better-scaled constraint mean(d_M) >= 1
-    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(S, A))),
-                      [cp.sum(cp.sqrt(quad @ cp.vec(A, order="F"))) >= n_d])
+    dd = X[dis[:, 0]] - X[dis[:, 1]]
+    unit = np.sqrt(np.mean(np.sum(dd**2, axis=1)))
+    ds, dd = (X[sim[:, 0]] - X[sim[:, 1]]) / unit, dd / unit
+    d = X.shape[1]
+    A = cp.Variable((d, d), PSD=True)
+    dist2 = cp.sum(cp.multiply(dd @ A, dd), axis=1)
+    prob = cp.Problem(cp.Minimize(cp.sum(cp.multiply(ds.T @ ds, A))),
+                      [cp.sum(cp.sqrt(dist2)) >= len(dd)])
     prob.solve(solver=cp.CLARABEL)
     assert prob.status == "optimal"
-    # ours satisfies the constraint with equality and reaches the same optimum
+    return prob.value / len(dd)**2, A.value / len(dd)**2 / unit**2
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1.0, 1e10])
+@pytest.mark.parametrize("n", [18, 30])
+def test_mmc_matches_cvxpy(n, scale):
+    X, y = _small_problem(n=n)
+    X = scale * X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = metric.MMC().fit(X, y)
+    value_ref, M_ref = _mmc_cvxpy(X, y)
+    sim, dis = metric._class_pairs(y)
     g, _, f = metric.mmc_objective(est.metric_, X, sim, dis)
-    assert g == pytest.approx(1.0, rel=1e-8)
-    assert f * n_d**2 == pytest.approx(prob.value, rel=1e-4)
-    np.testing.assert_allclose(est.metric_ * n_d**2, A.value, atol=1e-3 * np.abs(A.value).max())
+    assert g == pytest.approx(1.0, rel=1e-8)               # the constraint holds with equality
+    assert f == pytest.approx(value_ref, rel=1e-3)           # ... at the optimal value
+    assert f >= value_ref * (1 - 1e-5)                       # (cvxpy's is the lower bound)
+    assert np.linalg.norm(est.metric_ - M_ref) <= 1e-2 * np.linalg.norm(M_ref)
+    assert est.n_iter_ > 0 and est.gap_ <= est.tol
 
 
-def test_lmnn_matches_cvxpy():
+def test_mmc_reaches_the_optimum_whatever_the_units_of_the_features(wine):
+    """MMC is unchanged by a linear map of the data: raw wine and standardised wine agree."""
+    X, y = wine
+    raw, _ = load_wine(return_X_y=True)
+    ratios = []
+    for Z in (X, raw, 1e10 * raw, 1e-8 * raw):
+        est = metric.MMC().fit(Z, y)
+        sim, dis = metric._class_pairs(y)
+        g, _, f = metric.mmc_objective(est.metric_, Z, sim, dis)
+        ratios.append(g / np.sqrt(f))
+    np.testing.assert_allclose(ratios, ratios[0], rtol=1e-6)
+
+
+def test_mmc_with_a_direction_free_of_similar_spread_puts_the_metric_there():
     X, y = _small_problem(n=18)
-    est = metric.LMNN(n_neighbors=2, max_iter=3000, tol=1e-12).fit(X, y)
+    X = np.column_stack([X, y.astype(float)])            # constant within classes
+    est = metric.MMC().fit(X, y)
+    sim, dis = metric._class_pairs(y)
+    g, _, f = metric.mmc_objective(est.metric_, X, sim, dis)
+    assert g == pytest.approx(1.0) and f == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e-8, 1.0, 1e10])
+@pytest.mark.parametrize("n", [18, 30])
+def test_lmnn_matches_cvxpy(n, scale):
+    X, y = _small_problem(n=n)
+    est = metric.LMNN(n_neighbors=2).fit(scale * X, y)
     targets = est.target_neighbors_
     ti, tj, tl = metric._lmnn_triplets(targets, y)
+    # the loss is unchanged by X -> s X, M -> M / s^2: cvxpy solves it in units of the
+    # RMS target-neighbour distance, where it is well scaled
+    D0 = X[targets[:, 0]] - X[targets[:, 1]]
+    Xu = X / np.sqrt(np.mean(np.sum(D0**2, axis=1)))
     M = cp.Variable((3, 3), PSD=True)
+
     def quad(a, b):
-        D = X[a] - X[b]
-        return np.einsum("pa,pb->pab", D, D).reshape(len(D), 9) @ cp.vec(M, order="F")
+        D = Xu[a] - Xu[b]
+        return cp.sum(cp.multiply(D @ M, D), axis=1)
+
     loss = 0.5 * cp.sum(quad(targets[:, 0], targets[:, 1])) + \
         0.5 * cp.sum(cp.pos(1 + quad(ti, tj) - quad(ti, tl)))
     prob = cp.Problem(cp.Minimize(loss))
     prob.solve(solver=cp.CLARABEL)
     assert prob.status == "optimal"
-    ours = metric.lmnn_loss(est.metric_, X, y, targets)[0]
-    assert ours == pytest.approx(est.loss_, rel=1e-10)
-    assert prob.value <= ours + 1e-6                      # cvxpy is the exact optimum ...
-    assert ours <= prob.value * (1 + 5e-3)                # ... and our subgradient gets close
+    ours = metric.lmnn_loss(est.metric_, scale * X, y, targets)[0]
+    assert ours == pytest.approx(est.loss_, rel=1e-8)
+    assert prob.value <= ours * (1 + 1e-6)                # cvxpy is the exact optimum ...
+    assert ours <= prob.value * (1 + 1e-3)                # ... and our subgradient gets close
 
 
-def test_itml_matches_cvxpy():
+def _itml_cvxpy(V, delta, xi0, gamma):
+    """The problem ITML's docstring states, solved by cvxpy (Clarabel)."""
+    d = V.shape[1]
+    M = cp.Variable((d, d), PSD=True)
+    r = cp.Variable(len(delta), pos=True)          # the slack in units of its target xi0
+    dist = cp.hstack([(v / np.sqrt(x0)) @ M @ (v / np.sqrt(x0)) for v, x0 in zip(V, xi0)])
+    objective = cp.trace(M) - cp.log_det(M) - d + gamma * cp.sum(r - cp.log(r) - 1)
+    constraints = [cp.multiply(delta, dist) <= cp.multiply(delta, r)]
+    prob = cp.Problem(cp.Minimize(objective), constraints)
+    prob.solve(solver=cp.CLARABEL)
+    assert prob.status == "optimal"
+    return M.value, r.value * xi0, prob.value
+
+
+def _itml_objective(M, xi, xi0, gamma):
+    d = M.shape[0]
+    r = xi / xi0
+    return np.trace(M) - np.linalg.slogdet(M)[1] - d + gamma * np.sum(r - np.log(r) - 1)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+@pytest.mark.parametrize("gamma", [0.1, 1.0, 10.0])
+def test_itml_matches_cvxpy(gamma, scale):
     X, y = _small_problem(n=18)
-    est = metric.ITML(gamma=1.0, n_constraints=12, max_iter=20000, tol=1e-10, random_state=0).fit(X, y)
+    X = scale * X
+    est = metric.ITML(gamma=gamma, n_constraints=12, max_iter=20000, tol=1e-12,
+                      random_state=0).fit(X, y)
     V = X[est.pairs_[:, 0]] - X[est.pairs_[:, 1]]
     delta = est.pair_labels_
     u, l = est.bounds_
     xi0 = np.where(delta > 0, u, l)
-    d = X.shape[1]
-    M = cp.Variable((d, d), PSD=True)
-    xi = cp.Variable(len(delta), pos=True)
-    dist = cp.hstack([v @ M @ v for v in V])
-    r = cp.multiply(xi, 1 / xi0)
-    objective = cp.trace(M) - cp.log_det(M) - d + cp.sum(r - cp.log(r) - 1)
-    constraints = [cp.multiply(delta, dist) <= cp.multiply(delta, xi)]
-    prob = cp.Problem(cp.Minimize(objective), constraints)
-    prob.solve(solver=cp.CLARABEL)
-    assert prob.status == "optimal"
-    np.testing.assert_allclose(est.metric_, M.value, atol=2e-4 * np.abs(M.value).max())
-    np.testing.assert_allclose(est.slack_, xi.value, rtol=1e-3)
+    M_ref, xi_ref, value_ref = _itml_cvxpy(V, delta, xi0, gamma)
+    # the reference is optimal for the stated problem: ours is feasible and no better
+    dist = np.einsum("pi,ij,pj->p", V, est.metric_, V)
+    assert np.all(delta * (dist - est.slack_) <= 1e-6 * est.slack_)
+    value = _itml_objective(est.metric_, est.slack_, xi0, gamma)
+    assert value == pytest.approx(value_ref, rel=1e-3)
+    assert np.linalg.norm(est.metric_ - M_ref) <= 1e-3 * np.linalg.norm(M_ref)
+    np.testing.assert_allclose(est.slack_, xi_ref, rtol=1e-3)
+
+
+def test_itml_is_unchanged_by_scaling_the_data():
+    X, y = _small_problem(n=18)
+    ref = metric.ITML(gamma=0.1, random_state=0, tol=1e-10, max_iter=20000).fit(X, y).metric_
+    for scale in (1e-8, 1e10):
+        M = metric.ITML(gamma=0.1, random_state=0, tol=1e-10, max_iter=20000).fit(scale * X, y).metric_
+        np.testing.assert_allclose(M, ref, rtol=1e-6, atol=1e-9 * np.abs(ref).max())
 
 
 def test_learners_reject_a_single_class():
