@@ -23,7 +23,6 @@ __all__ = [
     "check_symmetric_psd",
     "input_eps",
     "check_positive_int",
-    "check_in_open_interval",
     "InvalidParameterError",
     "Interval",
     "Options",
@@ -139,17 +138,6 @@ def check_positive_int(k, name, *, upper=None, upper_name=None):
         what = upper_name or str(upper)
         raise ValueError(f"{name}={k} is larger than {what} ({upper})")
     return int(k)
-
-
-def check_in_open_interval(x, name, low=0.0, high=1.0):
-    """Real number strictly between ``low`` and ``high``."""
-    try:
-        val = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {type(x).__name__}") from None
-    if not (low < val < high):
-        raise ValueError(f"{name} must lie strictly between {low} and {high}, got {x}")
-    return val
 
 
 # --------------------------------------------------------------------------------------

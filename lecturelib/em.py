@@ -55,7 +55,7 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-def _check_common(est, n_samples):
+def _check_n_components(est, n_samples):
     k = est.n_components
     if k > n_samples:
         raise ValueError(
@@ -259,7 +259,7 @@ class BernoulliMixture(_PointMixture):
         return X
 
     def _check_params(self, X):
-        k = _check_common(self, X.shape[0])
+        k = _check_n_components(self, X.shape[0])
         self._checked_weights = self._check_weights_init(k)
         if self.p_init is None:
             self._checked_p = None
@@ -383,7 +383,7 @@ class GaussianMixture(_PointMixture):
         self.random_state = random_state
 
     def _check_params(self, X):
-        k = _check_common(self, X.shape[0])
+        k = _check_n_components(self, X.shape[0])
         d = X.shape[1]
         self._checked_weights = self._check_weights_init(k)
         self._checked_means = None
@@ -565,7 +565,7 @@ class MultinomialMixture(BaseEstimator):
         total = X.sum()
         if total == 0:
             raise ValueError("X contains no counts (all entries are zero)")
-        k = _check_common(self, X.shape[0])
+        k = _check_n_components(self, X.shape[0])
         n_docs, n_words = X.shape
         rows, cols = np.nonzero(X)
         counts = X[rows, cols]

@@ -101,6 +101,33 @@ def _psd_sqrt_solve(G, B, tol):
     return mu, coef
 
 
+def _labelled_sample(estimator, X, y):
+    """``X`` and ``y`` of a ``fit`` from labels, checked; at least two classes are needed."""
+    check_estimator_params(estimator)
+    X, y = validate_data(estimator, X, y, dtype=np.float64)
+    check_classification_targets(y)
+    n_classes = np.unique(y).size
+    if n_classes < 2:
+        raise ValueError(f"{type(estimator).__name__} needs at least two classes, got {n_classes} class")
+    return X, y
+
+
+def _equivalence_pairs(estimator, pairs, same):
+    """``fit_pairs``'s input checked: the (m, 2, n_features) pairs and a boolean ``same``."""
+    check_estimator_params(estimator)
+    P = as_float_array(pairs, "pairs", ndim=3)
+    if P.shape[1] != 2:
+        raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
+    s = np.asarray(same)
+    if s.shape != (P.shape[0],):
+        raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
+    if s.dtype != bool:
+        if not set(np.unique(s).tolist()) <= {-1, 0, 1}:
+            raise ValueError("same must be boolean or take values in {-1, 0, 1}")
+        s = s == 1
+    return P, s
+
+
 class HyperbolicPCA(TransformerMixin, BaseEstimator):
     r"""Hyperbolic PCA (Maurer): a projection learned from equivalence constraints.
 
@@ -237,12 +264,7 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_estimator_params(self)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(f"HyperbolicPCA needs at least two classes, got {classes.size} class")
+        X, y = _labelled_sample(self, X, y)
         m = X.shape[0]
         same = y[:, None] == y[None, :]
         off = ~np.eye(m, dtype=bool)
@@ -291,18 +313,7 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_estimator_params(self)
-        P = as_float_array(pairs, "pairs", ndim=3)
-        if P.shape[1] != 2:
-            raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
-        s = np.asarray(same)
-        if s.shape != (P.shape[0],):
-            raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
-        if s.dtype != bool:
-            vals = set(np.unique(s).tolist())
-            if not vals <= {-1, 0, 1}:
-                raise ValueError("same must be boolean or take values in {-1, 0, 1}")
-            s = s == 1
+        P, s = _equivalence_pairs(self, pairs, same)
         X1, X2 = P[:, 0], P[:, 1]
         self.n_features_in_ = P.shape[2]
         w = self._pair_weights(s)
@@ -781,11 +792,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_estimator_params(self)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        if np.unique(y).size < 2:
-            raise ValueError(f"PositiveOperatorLearner needs at least two classes, got {np.unique(y).size} class")
+        X, y = _labelled_sample(self, X, y)
         i, j = np.triu_indices(X.shape[0], 1)
         same = y[i] == y[j]
         if not same.any():
@@ -805,17 +812,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        check_estimator_params(self)
-        P = as_float_array(pairs, "pairs", ndim=3)
-        if P.shape[1] != 2:
-            raise ValueError(f"pairs must have shape (m, 2, n_features), got {P.shape}")
-        s = np.asarray(same)
-        if s.shape != (P.shape[0],):
-            raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
-        if s.dtype != bool:
-            if not set(np.unique(s).tolist()) <= {-1, 0, 1}:
-                raise ValueError("same must be boolean or take values in {-1, 0, 1}")
-            s = s == 1
+        P, s = _equivalence_pairs(self, pairs, same)
         self.n_features_in_ = P.shape[2]
         return self._solve(P[:, 0] - P[:, 1], s)
 

@@ -110,7 +110,7 @@ def _check_signs(y, n):
     "y": ["array-like"],
     "K": ["array-like"],
     "C": [_C],
-    "intercept": [Interval(Real, None, None)],
+    "intercept": [_REAL],
 })
 def kkt_violation(mu, y, K, C, intercept):
     r"""The largest violation of the soft-margin KKT conditions.

@@ -100,7 +100,7 @@ def _points_nd(points):
 # Beyond these sizes the exact computations below take more than a few seconds, so they
 # are refused up front (with the reason) rather than left to run for minutes.
 MAX_LP_POINTS = 10          # half-spaces beyond the plane: one LP per labelling, 2^m LPs
-MAX_BOXES = 2_000_000       # rectangles: one labelling per box spanned by the points
+MAX_BOX_TESTS = 40_000_000  # rectangles: (box spanned by the points) x (point) tests
 MAX_SUBSETS = 100_000       # growth of a finite class: one dichotomy count per m-subset
 MAX_SAUER_TERMS = 10_000    # sauer_bound: exact big-integer binomial sums
 MAX_LABEL_ENTRIES = 50_000_000  # dichotomies: labellings x points in the returned array
@@ -125,10 +125,10 @@ def _rectangle_dichotomies(X):
         lo, hi = np.triu_indices(v.size)
         per_axis.append((v[lo], v[hi]))
     n_boxes = math.prod(len(lo) for lo, _ in per_axis)
-    if n_boxes * m > MAX_BOXES * 20:
+    if n_boxes * m > MAX_BOX_TESTS:
         raise ValueError(
-            f"rectangles on {m} points in {d} dimensions span {n_boxes} boxes; at most "
-            f"{MAX_BOXES} are enumerated (use fewer points or dimensions)")
+            f"rectangles on {m} points in {d} dimensions span {n_boxes} boxes, {n_boxes * m} "
+            f"box-point tests; at most {MAX_BOX_TESTS} are made (use fewer points or dimensions)")
     inside = np.ones((1, m), dtype=bool)
     for (lo, hi), x in zip(per_axis, X.T):
         axis_inside = (x[None, :] >= lo[:, None]) & (x[None, :] <= hi[:, None])

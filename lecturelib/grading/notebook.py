@@ -227,7 +227,11 @@ def load_questions(nb) -> list[Question]:
         If ``nb`` is not a valid notebook (a path, say), a question has no or a malformed
         ``grading`` spec, or an id is used twice.
     """
-    nb = _as_notebook(nb, "load_questions")
+    return _questions(_as_notebook(nb, "load_questions"))
+
+
+def _questions(nb: nbformat.NotebookNode) -> list[Question]:
+    """``load_questions`` on a notebook already checked by ``_as_notebook``."""
     questions: list[Question] = []
     for index, cell in enumerate(nb.cells):
         qid = question_id(cell)
@@ -315,7 +319,7 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
     """
     check_assignment_name(name)
     solution_nb = _as_notebook(solution_nb, "make_exercise")
-    questions = load_questions(solution_nb)  # refuse to publish a notebook whose spec is broken
+    questions = _questions(solution_nb)  # refuse to publish a notebook whose spec is broken
     has_public = {q.id for q in questions if q.public}
     nb = nbformat.from_dict(json.loads(json.dumps(solution_nb)))
     cells, setup_pending = [], bool(has_public)
