@@ -15,6 +15,7 @@ and the numbers rather than the plumbing.  The modules (see the book's chapters)
 ``subspace``    subspace methods and their bounds (chapter 10)
 ``hpca``        hyperbolic PCA (chapter 11)
 ``metric``      metric learning and metric embedding for nearest neighbours (chapter 12)
+``plotting``    the book's figure style and the figures several chapters share
 ``datasets``    every small data set the course uses, shipped or generated offline
 ``grading``     the exercise generator and the grader behind the ``lecturelib`` command
 """

@@ -294,10 +294,15 @@ class Elementwise:
 
 
 class InstanceOf:
-    """An instance of ``types`` (a type or tuple of types), described as ``description``."""
+    """An instance of ``types`` (a type or tuple of types), described as ``description``.
 
-    def __init__(self, types, description, *, example=None):
-        self.types, self.description, self.example = types, description, example
+    ``example`` is an accepted value for the generated tests; ``factory`` makes one when a
+    value cannot be built at import time (a matplotlib ``Axes``).
+    """
+
+    def __init__(self, types, description, *, example=None, factory=None):
+        self.types, self.description = types, description
+        self.example, self.factory = example, factory
 
     def is_satisfied_by(self, value):
         return isinstance(value, self.types)
@@ -306,6 +311,8 @@ class InstanceOf:
         return self.description
 
     def valid_example(self):
+        if self.factory is not None:
+            return self.factory()
         if self.example is None:
             raise NotImplementedError(f"no generic example of {self.description}")
         return self.example

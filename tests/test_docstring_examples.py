@@ -17,7 +17,7 @@ import pytest
 # The modules of the reference (DESIGN.md), ``grading`` apart: its entry points run a
 # notebook in a sandbox, which the grader's own tests exercise.
 MODULES = ["bayes", "maxent", "em", "kernels", "svm", "spectral", "clustering", "pac", "vc",
-           "subspace", "hpca", "metric", "datasets", "checks"]
+           "subspace", "hpca", "metric", "datasets", "checks", "plotting"]
 
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 NUMPY_DEFAULTS = dict(precision=8, threshold=1000, edgeitems=3, linewidth=75, suppress=False,

@@ -26,7 +26,7 @@ from test_estimator_checks import PARAMS, estimator_classes
 # Modules whose public functions take parameters from users (the grader's internals are
 # covered by its own tests; its user-facing entry points are in tests/test_grading.py).
 FUNCTION_MODULES = ["bayes", "maxent", "em", "kernels", "svm", "spectral", "clustering", "pac",
-                    "vc", "subspace", "hpca", "metric", "datasets", "checks"]
+                    "vc", "subspace", "hpca", "metric", "datasets", "checks", "plotting"]
 
 
 def public_functions():

@@ -1,0 +1,284 @@
+"""Figures of the book: one style sized for the text column, and the plots chapters share.
+
+The rendered book's text column is 688 pixels wide.  A figure drawn wider is scaled down
+to fit, and its labels shrink with it (a 1400-pixel figure shows 10-point labels at about
+5 pixels).  `use_book_style` sets matplotlib's defaults so that figures are drawn at the
+column's width at 100 dpi with 10-point text, and `column_figure` makes a figure of one or
+more panels at that width.  Two kinds of figure recur across chapters and are drawn here:
+
+- `plot_decision_regions`: the regions a classifier assigns to each class in the plane,
+  with the labelled points on top (chapters 1, 4 and 12);
+- `plot_bound_vs_simulation`: a bound on a probability or a sample size as a curve and the
+  simulated quantity it controls as points (chapters 7 to 10).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.axes import Axes
+
+from ._validation import InstanceOf, Interval, as_float_array, validate_params
+
+__all__ = [
+    "COLUMN_WIDTH",
+    "BOOK_STYLE",
+    "use_book_style",
+    "column_figure",
+    "plot_decision_regions",
+    "plot_bound_vs_simulation",
+]
+
+#: Width of a figure in inches: 660 pixels at 100 dpi, inside the 688-pixel text column.
+COLUMN_WIDTH = 6.6
+
+#: matplotlib settings of every figure in the book (`use_book_style` applies them).
+BOOK_STYLE = {
+    "figure.figsize": (COLUMN_WIDTH, 3.6),
+    "figure.dpi": 100,
+    "figure.constrained_layout.use": True,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.framealpha": 0.9,
+    "lines.markersize": 5,
+    "savefig.dpi": 100,
+}
+
+# Light fills for the regions and strong colours for the points, class by class.
+_REGION_COLOURS = ["#dbe9f6", "#fbe3d6", "#e2f0d9", "#ece2f0", "#fff2cc", "#e0e0e0"]
+_POINT_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:purple", "tab:olive", "tab:gray"]
+_POINT_MARKERS = ["o", "s", "^", "D", "v", "P"]
+
+
+def _new_axes():
+    from matplotlib.figure import Figure
+
+    return Figure().add_subplot()
+
+
+_AXES = InstanceOf(Axes, "a matplotlib Axes", factory=_new_axes)
+_TEXT = InstanceOf(str, "a str", example="x")
+
+
+def use_book_style():
+    """Set matplotlib's defaults to the book's figure style (`BOOK_STYLE`).
+
+    Figures are then 6.6 inches (660 pixels) wide at 100 dpi, with 10-point text and
+    9-point tick labels, laid out by matplotlib's constrained layout, so that they are
+    shown in the text column at their natural size.
+
+    Examples
+    --------
+    >>> import matplotlib as mpl
+    >>> from lecturelib import plotting
+    >>> plotting.use_book_style()
+    >>> mpl.rcParams["figure.figsize"]
+    [6.6, 3.6]
+    """
+    mpl.rcParams.update(BOOK_STYLE)
+
+
+@validate_params({
+    "nrows": [Interval(Integral, 1, 6)],
+    "ncols": [Interval(Integral, 1, 6)],
+    "height": [Interval(Real, 0.5, 12), None],
+    "sharex": ["boolean"],
+    "sharey": ["boolean"],
+})
+def column_figure(nrows=1, ncols=1, *, height=None, sharex=False, sharey=False):
+    """A figure of ``nrows`` by ``ncols`` panels, as wide as the book's text column.
+
+    Parameters
+    ----------
+    nrows, ncols : int in [1, 6], default=1
+        The grid of panels.
+    height : float in [0.5, 12], optional
+        Height in inches; by default 3.6 for one row and 2.6 per row for more.
+    sharex, sharey : bool, default=False
+        Share the x (y) axis between the panels.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : matplotlib.axes.Axes or numpy.ndarray of them
+        One Axes for a single panel, else an array shaped like the grid (squeezed as
+        ``plt.subplots`` does).
+
+    Examples
+    --------
+    >>> from lecturelib import plotting
+    >>> fig, axes = plotting.column_figure(1, 3)
+    >>> fig.get_size_inches().tolist(), axes.shape
+    ([6.6, 3.6], (3,))
+    """
+    import matplotlib.pyplot as plt
+
+    if height is None:
+        height = 3.6 if nrows == 1 else 2.6 * nrows
+    return plt.subplots(nrows, ncols, figsize=(COLUMN_WIDTH, height), sharex=sharex,
+                        sharey=sharey, layout="constrained")
+
+
+@validate_params({
+    "ax": [_AXES],
+    "predict": ["callable"],
+    "X": ["array-like"],
+    "y": ["array-like"],
+    "resolution": [Interval(Integral, 10, 2000)],
+    "padding": [Interval(Real, 0, None)],
+    "class_names": [InstanceOf(dict, "a dict {label: name}", example={}), None],
+    "xlabel": [_TEXT],
+    "ylabel": [_TEXT],
+    "legend": ["boolean"],
+})
+def plot_decision_regions(ax, predict, X, y, *, resolution=200, padding=0.5, class_names=None,
+                          xlabel="$x_1$", ylabel="$x_2$", legend=True):
+    """Fill the plane by the class ``predict`` gives each point, and draw the sample on top.
+
+    The grid spans the sample's bounding box widened by ``padding`` on every side, with
+    ``resolution`` points per axis; each grid point is coloured by its predicted class.
+    The points of ``X`` are drawn in the strong colour of their class, so a point drawn on
+    a region of another colour is misclassified.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    predict : callable
+        Maps an array of shape (k, 2) to k class labels, e.g. a fitted classifier's
+        ``predict``.
+    X : array-like of shape (n, 2)
+        The sample (two features).
+    y : array-like of shape (n,)
+        Its labels; at most six classes.
+    resolution : int in [10, 2000], default=200
+        Grid points per axis.
+    padding : float >= 0, default=0.5
+        Margin around the sample, in the units of the features.
+    class_names : dict, optional
+        Legend names of the labels; by default ``"class <label>"``.
+    xlabel, ylabel : str
+        Axis labels.
+    legend : bool, default=True
+        Draw a legend of the classes.
+
+    Returns
+    -------
+    predicted : numpy.ndarray of shape (resolution, resolution)
+        The class of each grid point (rows follow the second feature).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib import plotting
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    >>> y = np.array([0, 1, 1, 0])
+    >>> fig, ax = plotting.column_figure()
+    >>> grid = plotting.plot_decision_regions(ax, lambda Z: (Z[:, 1] > 0.5).astype(int),
+    ...                                       X, y, resolution=20)
+    >>> grid.shape, sorted(np.unique(grid).tolist())
+    ((20, 20), [0, 1])
+    """
+    X = as_float_array(X, "X", ndim=2)
+    y = np.asarray(y)
+    if X.shape[1] != 2:
+        raise ValueError(f"X must have two features (columns) to draw the plane, got {X.shape[1]}")
+    if y.ndim != 1 or len(y) != len(X):
+        raise ValueError(f"y must be a vector with one label per row of X ({len(X)}), "
+                         f"got shape {y.shape}")
+    labels = np.unique(y)
+    if len(labels) > len(_POINT_COLOURS):
+        raise ValueError(f"at most {len(_POINT_COLOURS)} classes can be drawn, got {len(labels)}")
+    axes_grid = [np.linspace(X[:, j].min() - padding, X[:, j].max() + padding, resolution)
+                 for j in range(2)]
+    G0, G1 = np.meshgrid(*axes_grid)
+    predicted = np.asarray(predict(np.c_[G0.ravel(), G1.ravel()])).reshape(G0.shape)
+    unknown = np.setdiff1d(np.unique(predicted), labels)
+    if unknown.size:
+        raise ValueError(f"predict returned labels {unknown.tolist()} that y does not contain")
+    index = np.searchsorted(labels, predicted)
+    ax.contourf(G0, G1, index, levels=np.arange(len(labels) + 1) - 0.5,
+                colors=_REGION_COLOURS[:len(labels)])
+    names = class_names or {}
+    for k, label in enumerate(labels):
+        mine = y == label
+        ax.scatter(X[mine, 0], X[mine, 1], s=18, c=_POINT_COLOURS[k], marker=_POINT_MARKERS[k],
+                   edgecolors="white", linewidths=0.4,
+                   label=names.get(label.item() if hasattr(label, "item") else label,
+                                   f"class {label}"))
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    if legend:
+        ax.legend(loc="best")
+    return predicted
+
+
+@validate_params({
+    "ax": [_AXES],
+    "x": ["array-like"],
+    "bound": ["array-like"],
+    "x_simulated": ["array-like"],
+    "simulated": ["array-like"],
+    "bound_label": [_TEXT],
+    "simulation_label": [_TEXT],
+    "xlabel": [_TEXT],
+    "ylabel": [_TEXT],
+    "cap": [Interval(Real, None, None), None],
+})
+def plot_bound_vs_simulation(ax, x, bound, x_simulated, simulated, *, bound_label="bound",
+                             simulation_label="simulation", xlabel="sample size $m$",
+                             ylabel="probability", cap=None):
+    """Draw a bound as a line and the simulated quantity it controls as points.
+
+    A bound is correct when every simulated point lies on or below its curve; how far
+    below shows how loose it is.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    x, bound : array-like of shape (k,)
+        Where the bound is evaluated and its values.
+    x_simulated, simulated : array-like of shape (j,)
+        Where the simulation was run and its estimates.
+    bound_label, simulation_label, xlabel, ylabel : str
+        Legend entries and axis labels.
+    cap : float, optional
+        Draw ``min(bound, cap)``, e.g. ``cap=1`` for a bound on a probability, which is
+        vacuous above 1.
+
+    Returns
+    -------
+    lines : list of matplotlib.lines.Line2D
+        The bound's line and the simulation's markers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib import plotting
+    >>> m = np.arange(1, 51)
+    >>> fig, ax = plotting.column_figure()
+    >>> lines = plotting.plot_bound_vs_simulation(ax, m, 4 * 0.9 ** m, [10, 30],
+    ...                                           [0.2, 0.01], cap=1)
+    >>> float(lines[0].get_ydata().max())
+    1.0
+    """
+    x = as_float_array(x, "x", ndim=1)
+    bound = as_float_array(bound, "bound", ndim=1)
+    x_simulated = as_float_array(x_simulated, "x_simulated", ndim=1)
+    simulated = as_float_array(simulated, "simulated", ndim=1)
+    if len(x) != len(bound):
+        raise ValueError(f"x and bound must have the same length, got {len(x)} and {len(bound)}")
+    if len(x_simulated) != len(simulated):
+        raise ValueError(f"x_simulated and simulated must have the same length, got "
+                         f"{len(x_simulated)} and {len(simulated)}")
+    shown = bound if cap is None else np.minimum(bound, cap)
+    (line,) = ax.plot(x, shown, color="tab:blue", label=bound_label)
+    (points,) = ax.plot(x_simulated, simulated, "o", color="tab:red", label=simulation_label)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    ax.legend(loc="best")
+    return [line, points]
