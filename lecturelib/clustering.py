@@ -518,15 +518,21 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     tol : float > 0, default=1e-10
         Stop when :math:`\max_i |(F\mathbf 1)_i - 1| \le` ``tol``.
     max_iter : int, default=10000
+        At most this many normalisations are applied.
     return_history : bool, default=False
-        Also return the errors :math:`\max_i |(K^{(t)}\mathbf 1)_i - 1|` for
-        :math:`t = 0` (the input ``K``) up to the last iteration.
+        Also return the errors :math:`e_t = \max_i |(K^{(t)}\mathbf 1)_i - 1|`, where
+        :math:`K^{(0)} = K` is the input itself and :math:`K^{(t)}` the matrix after
+        ``t`` normalisations.
 
     Returns
     -------
     F : ndarray of shape (m, m)
+        The last iterate :math:`K^{(T)}`.
     history : list of float, only if ``return_history``
-        ``history[t]`` is the error of :math:`K^{(t)}`; ``len(history) - 1`` iterations ran.
+        ``history[t]`` is :math:`e_t`, for :math:`t = 0, \dots, T`: the first entry is the
+        error of the unscaled input (not of a normalised matrix), and the last is the
+        error of the returned ``F``; ``T = len(history) - 1 <= max_iter`` normalisations
+        ran.
 
     Raises
     ------
@@ -555,7 +561,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     K = _check_affinity(K, "K")
     scale = 1.0 / np.sqrt(_degrees(K))
     history = [float(np.abs(K.sum(axis=1) - 1.0).max())]
-    for _ in range(max_iter + 1):
+    for _ in range(max_iter):
         F = K * scale[:, None] * scale[None, :]
         rows = F.sum(axis=1)
         err = float(np.abs(rows - 1.0).max())
