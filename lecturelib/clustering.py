@@ -240,7 +240,7 @@ def kmeans_objective(X, labels):
     -------
     float
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -656,7 +656,7 @@ def kmeans_plusplus(X, n_clusters, *, random_state=None, n_local_trials=None):
     centers : ndarray of shape (n_clusters, d)
     indices : ndarray of shape (n_clusters,)
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -800,7 +800,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         Energy after each assignment step of the kept run (non-increasing).
     n_features_in_ : int
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -940,7 +940,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         Feature-space energy of the kept run.
     n_iter_ : int
 
-    See the chapter "Spectral clustering", section "Kernel K-means and spectral clustering".
+    See the chapter "Spectral clustering", section "Kernel K-means and spectral
+    clustering on the rings".
 
     Examples
     --------
