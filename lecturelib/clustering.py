@@ -240,7 +240,7 @@ def kmeans_objective(X, labels):
     -------
     float
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -518,15 +518,21 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     tol : float > 0, default=1e-10
         Stop when :math:`\max_i |(F\mathbf 1)_i - 1| \le` ``tol``.
     max_iter : int, default=10000
+        At most this many normalisations are applied.
     return_history : bool, default=False
-        Also return the errors :math:`\max_i |(K^{(t)}\mathbf 1)_i - 1|` for
-        :math:`t = 0` (the input ``K``) up to the last iteration.
+        Also return the errors :math:`e_t = \max_i |(K^{(t)}\mathbf 1)_i - 1|`, where
+        :math:`K^{(0)} = K` is the input itself and :math:`K^{(t)}` the matrix after
+        ``t`` normalisations.
 
     Returns
     -------
     F : ndarray of shape (m, m)
+        The last iterate :math:`K^{(T)}`.
     history : list of float, only if ``return_history``
-        ``history[t]`` is the error of :math:`K^{(t)}`; ``len(history) - 1`` iterations ran.
+        ``history[t]`` is :math:`e_t`, for :math:`t = 0, \dots, T`: the first entry is the
+        error of the unscaled input (not of a normalised matrix), and the last is the
+        error of the returned ``F``; ``T = len(history) - 1 <= max_iter`` normalisations
+        ran.
 
     Raises
     ------
@@ -555,7 +561,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     K = _check_affinity(K, "K")
     scale = 1.0 / np.sqrt(_degrees(K))
     history = [float(np.abs(K.sum(axis=1) - 1.0).max())]
-    for _ in range(max_iter + 1):
+    for _ in range(max_iter):
         F = K * scale[:, None] * scale[None, :]
         rows = F.sum(axis=1)
         err = float(np.abs(rows - 1.0).max())
@@ -650,7 +656,7 @@ def kmeans_plusplus(X, n_clusters, *, random_state=None, n_local_trials=None):
     centers : ndarray of shape (n_clusters, d)
     indices : ndarray of shape (n_clusters,)
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -794,7 +800,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         Energy after each assignment step of the kept run (non-increasing).
     n_features_in_ : int
 
-    See the chapter "Spectral clustering", section "K-means".
+    See the chapter "Spectral clustering", section "K-means and its local optima".
 
     Examples
     --------
@@ -934,7 +940,8 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         Feature-space energy of the kept run.
     n_iter_ : int
 
-    See the chapter "Spectral clustering", section "Kernel K-means and spectral clustering".
+    See the chapter "Spectral clustering", section "Kernel K-means and spectral
+    clustering on the rings".
 
     Examples
     --------

@@ -237,7 +237,8 @@ def rectangle_failure_bound(m, eps, exponential=False):
 def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     r"""Sample size for a finite class of ``size`` hypotheses.
 
-    Realizable case (any consistent learner, Theorem 5 of the notes):
+    Realizable case (any consistent learner; the theorem "Consistent learners over a
+    finite class" of the chapter):
 
     .. math:: m_0 = \frac{1}{\varepsilon}\ln\frac{|C|}{\delta}.
 
@@ -260,7 +261,7 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     excess : {"eps", "2eps"}, default="eps"
         Only used when ``realizable=False``.
 
-    See the chapter "The formal (PAC) learning model", section "Finite classes".
+    See the chapter "The formal (PAC) learning model", section "Finite concept classes".
 
     Examples
     --------
@@ -308,7 +309,7 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
         \le 2\exp\!\Big(-\frac{2\varepsilon^2 m}{(b-a)^2}\Big)
 
     (without the factor 2 for one side).  For an error indicator ``a=0, b=1`` this is
-    Claim 10 of the notes, :math:`2e^{-2\varepsilon^2 m}`.  ``m`` may be an array.
+    the chapter's bound :math:`2e^{-2\varepsilon^2 m}`.  ``m`` may be an array.
 
     See the chapter "The formal (PAC) learning model", section "Hoeffding's inequality".
 

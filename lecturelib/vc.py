@@ -70,7 +70,7 @@ def finite_class(table):
 
     Examples
     --------
-    The notes' four concepts on three points (rows c1..c4):
+    The chapter's first example, four concepts on three points (rows c1..c4):
 
     >>> C = finite_class([[1, 1, 1], [0, 1, 1], [1, 0, 0], [0, 0, 0]])
     >>> len(dichotomies([0, 2], C))
@@ -285,7 +285,7 @@ def dichotomies(points, concept_class):
         The distinct 0/1 rows, sorted lexicographically; ``len(...)`` is
         :math:`|\\Pi_C(S)|`.
 
-    See the chapter "The VC dimension", section "Shattering".
+    See the chapter "The VC dimension", section "Dichotomies and shattering".
 
     Examples
     --------
@@ -349,7 +349,7 @@ def dichotomies(points, concept_class):
 def is_shattered(points, concept_class):
     """True iff the class realises all :math:`2^m` labellings of the ``m`` points.
 
-    See the chapter "The VC dimension", section "Shattering".
+    See the chapter "The VC dimension", section "Dichotomies and shattering".
 
     Examples
     --------
@@ -432,7 +432,7 @@ def growth_function(concept_class, m, *, domain=None, n_configurations=20, rando
         Random configurations tried for ``"rectangles"`` (and half-spaces beyond the plane).
     random_state : int, RandomState instance or None, default=0
 
-    See the chapter "The VC dimension", section "The growth function".
+    See the chapter "The VC dimension", section "The growth function and Sauer's lemma".
 
     Examples
     --------
@@ -477,7 +477,7 @@ def sauer_bound(m, d):
     \\Phi_{d-1}(m-1)` with :math:`\\Phi_d(0) = \\Phi_0(m) = 1`, and equals :math:`2^m` for
     :math:`m \\le d`.
 
-    See the chapter "The VC dimension", section "Sauer's lemma".
+    See the chapter "The VC dimension", section "The growth function and Sauer's lemma".
 
     Examples
     --------
@@ -649,8 +649,8 @@ def vc_sample_size(eps, delta, d, growth="exponential"):
 
     :math:`G(2m)` is :math:`(2em/d)^d` (``growth="exponential"``) or :math:`\Phi_d(2m)`
     (``growth="exact"``).  Any consistent learner for a class of VC dimension ``d`` then
-    has :math:`P(\mathrm{err} > \varepsilon) \le \delta` (Theorem 11 of the notes, with the
-    constant made explicit).
+    has :math:`P(\mathrm{err} > \varepsilon) \le \delta` (the chapter's double-sampling
+    theorem, with the constant made explicit).
 
     See the chapter "The double-sampling theorem", section "Sample sizes".
 
@@ -696,7 +696,7 @@ def margin_vc_bound(radius, margin, n_features):
     r"""Upper bound on the VC dimension of separating hyperplanes with margin γ on data
     of norm at most R in :math:`\mathbb{R}^n`: :math:`\min(\lceil R^2/\gamma^2\rceil, n) + 1`.
 
-    See the chapter "The double-sampling theorem", section "Margins".
+    See the chapter "The double-sampling theorem", section "Optimality of the SVM revisited".
 
     Examples
     --------
@@ -744,7 +744,7 @@ def lower_bound_expected_error(m, d, eps):
     -------
     float
 
-    See the chapter "The VC dimension", section "A lower bound on the sample size".
+    See the chapter "The VC dimension", section "VC dimension and PAC learning".
 
     Examples
     --------
@@ -780,7 +780,7 @@ def lower_bound_sample_size(d, eps):
     -------
     int
 
-    See the chapter "The VC dimension", section "A lower bound on the sample size".
+    See the chapter "The VC dimension", section "VC dimension and PAC learning".
 
     Examples
     --------

@@ -362,6 +362,29 @@ def test_doubly_stochastic_history_starts_at_the_input():
     np.testing.assert_allclose(history[:4], expected, rtol=1e-10)
 
 
+def test_doubly_stochastic_history_entry_t_is_the_error_after_t_normalisations():
+    # Computed independently: entry t of the history is max_i |row sum_i - 1| of the
+    # matrix after t symmetric normalisations (t = 0: the input), the last entry is the
+    # error of the returned F, and at most max_iter normalisations run.
+    K = rbf_kernel(np.random.default_rng(3).normal(size=(30, 2)), gamma=1.0)
+    F, history = cl.doubly_stochastic(K, tol=1e-14, return_history=True)
+    Kt = K.copy()
+    for t in range(len(history)):
+        assert history[t] == pytest.approx(np.abs(Kt.sum(axis=1) - 1).max(), rel=1e-8,
+                                           abs=1e-15)
+        if t < len(history) - 1:
+            d = 1 / np.sqrt(Kt.sum(axis=1))
+            Kt = d[:, None] * Kt * d[None, :]
+    np.testing.assert_allclose(F, Kt, atol=1e-14)
+    assert history[0] == pytest.approx(np.abs(K.sum(axis=1) - 1).max())
+    assert history[0] > 10 > 1 > history[1]        # the raw affinity, then one step
+    with pytest.warns(ConvergenceWarning):
+        F3, short = cl.doubly_stochastic(K, tol=1e-14, max_iter=3, return_history=True)
+    assert len(short) == 4                          # t = 0, 1, 2, 3
+    np.testing.assert_allclose(short, history[:4])
+    assert np.abs(F3.sum(axis=1) - 1).max() == pytest.approx(short[-1])
+
+
 def test_doubly_stochastic_warns_at_its_iteration_cap():
     # [[0, 1], [1, 1]] admits no doubly-stochastic scaling: the error decays like 1/t
     with pytest.warns(ConvergenceWarning, match="max_iter=200"):
