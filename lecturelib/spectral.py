@@ -201,7 +201,7 @@ class PCA(TransformerMixin, BaseEstimator):
     solver : {"auto", "covariance", "gram"}, default="auto"
     ddof : {0, 1}, default=1
         Variances are scatter / (n_samples - ddof): 1 as in scikit-learn, 0 for the
-        1/n convention of the lecture slides.  The axes do not depend on it.
+        1/m convention of the lecture slides.  The axes do not depend on it.
 
     Attributes
     ----------
