@@ -3,13 +3,13 @@
 See the chapter "PCA, LDA and CCA" (``chapters/05-spectral.ipynb``).  ``KernelCCA``
 with regularisation is also used in the chapter "Subspace methods and their bounds".
 
-Conventions: data matrices have one *row* per sample (scikit-learn's layout; the
-notes write the samples as the columns of :math:`A`, so :math:`AA^\\top` there is
-:math:`X^\\top X` here).  Eigenvectors and canonical directions get a deterministic
-sign: the entry of largest absolute value is positive, as scikit-learn's
-``svd_flip`` does.  Eigensolvers are LAPACK's ``syevr`` through
-``scipy.linalg.eigh`` with ``subset_by_index``, so only the eigenpairs asked for are
-computed.
+Conventions: data matrices have one *row* per sample (scikit-learn's layout), with
+:math:`m` samples and :math:`n` features, as in the chapter; the notes write the samples
+as the columns of :math:`A`, so :math:`AA^\\top` there is :math:`X^\\top X` here.
+Eigenvectors and canonical directions get a deterministic sign: the entry of largest
+absolute value is positive, as scikit-learn's ``svd_flip`` does.  Eigensolvers are
+LAPACK's ``syevr`` through ``scipy.linalg.eigh`` with ``subset_by_index``, so only the
+eigenpairs asked for are computed.
 """
 
 from __future__ import annotations
@@ -179,15 +179,17 @@ class PCA(TransformerMixin, BaseEstimator):
     and minimise the reconstruction error
 
     .. math:: \|X_c - X_c U U^\top\|_F^2 = \operatorname{tr}(X_c^\top X_c)
-              - \operatorname{tr}(U^\top X_c^\top X_c U) = \sum_{i>q}\lambda_i .
+              - \operatorname{tr}(U^\top X_c^\top X_c U) = \sum_{i>k}\lambda_i ,
 
-    Two routes compute them:
+    with :math:`k` axes kept and :math:`\lambda_1 \ge \lambda_2 \ge \dots` the
+    eigenvalues of :math:`X_c^\top X_c`.  With :math:`m` samples and :math:`n`
+    features, two routes compute them:
 
-    * ``"covariance"``: eigendecompose the :math:`d\times d` matrix
+    * ``"covariance"``: eigendecompose the :math:`n\times n` matrix
       :math:`X_c^\top X_c` (built block by block with BLAS ``syrk``, without a centred
       copy of ``X``);
-    * ``"gram"`` (the notes' case :math:`n \gg m`, more features than samples):
-      eigendecompose the :math:`n\times n` Gram matrix :math:`X_c X_c^\top = QDQ^\top`
+    * ``"gram"`` (the case :math:`n \gg m`, more features than samples):
+      eigendecompose the :math:`m\times m` Gram matrix :math:`X_c X_c^\top = QDQ^\top`
       and map back, :math:`U = X_c^\top Q D^{-1/2}`.
 
     ``solver="auto"`` takes the Gram route when there are more features than samples.
@@ -199,14 +201,14 @@ class PCA(TransformerMixin, BaseEstimator):
     solver : {"auto", "covariance", "gram"}, default="auto"
     ddof : {0, 1}, default=1
         Variances are scatter / (n_samples - ddof): 1 as in scikit-learn, 0 for the
-        1/n convention of the lecture slides.  The axes do not depend on it.
+        1/m convention of the lecture slides.  The axes do not depend on it.
 
     Attributes
     ----------
     components_ : ndarray of shape (n_components, n_features)
         Principal axes (rows), orthonormal.
     explained_variance_ : ndarray of shape (n_components,)
-        Variance of each principal component, :math:`\lambda_i/(n-\mathrm{ddof})`.
+        Variance of each principal component, :math:`\lambda_i/(m-\mathrm{ddof})`.
     explained_variance_ratio_ : ndarray of shape (n_components,)
     total_variance_ : float
         Trace of the covariance matrix (sum of all the variances).
@@ -492,9 +494,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
 class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     r"""Fisher's linear discriminant analysis.
 
-    With class means :math:`\mu_j`, priors :math:`\pi_j = l_j/l`, overall mean
-    :math:`\mu`, pooled within-class scatter
-    :math:`S_w = \frac1l\sum_j\sum_{x\in C_j}(x-\mu_j)(x-\mu_j)^\top` and between-class
+    With :math:`m_j` of the :math:`m` samples in class :math:`C_j`, class means
+    :math:`\mu_j`, priors :math:`\pi_j = m_j/m`, overall mean :math:`\mu`, pooled
+    within-class scatter
+    :math:`S_w = \frac1m\sum_j\sum_{x\in C_j}(x-\mu_j)(x-\mu_j)^\top` and between-class
     scatter :math:`S_b = \sum_j \pi_j(\mu_j-\mu)(\mu_j-\mu)^\top`, the discriminant
     directions maximise the Rayleigh quotient
 
@@ -506,7 +509,7 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     classes the single direction is :math:`S_w^{-1}(\mu_1-\mu_0)`.
 
     Classification uses the Bayes rule for Gaussian classes with the shared covariance
-    :math:`S_w`; for two classes with equal priors its boundary is the notes' (5.3),
+    :math:`S_w`; for two classes with equal priors its boundary is the midpoint rule
     :math:`x^\top S_w^{-1}(\mu_1-\mu_0) - \tfrac12(\mu_1+\mu_0)^\top S_w^{-1}(\mu_1-\mu_0) = 0`.
 
     Parameters
@@ -514,7 +517,7 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     n_components : int, default=None
         Number of directions, at most ``min(n_classes - 1, n_features)`` (the default).
     shrinkage : float in [0, 1], default=None
-        Replace :math:`S_w` by :math:`(1-\alpha)S_w + \alpha\,\tfrac{\operatorname{tr}S_w}{d}I`.
+        Replace :math:`S_w` by :math:`(1-\alpha)S_w + \alpha\,\tfrac{\operatorname{tr}S_w}{n}I`.
         Without it a singular :math:`S_w` is an error.
 
     Attributes
@@ -679,18 +682,19 @@ def _as_two_views(est, X, Y, reset=True):
 class CCA(TransformerMixin, BaseEstimator):
     r"""Canonical correlation analysis by QR factorisations followed by an SVD.
 
-    With (centred) views :math:`A` (n×k) and :math:`B` (n×s), maximise
-    :math:`u^\top A^\top B v` subject to :math:`\|Au\| = \|Bv\| = 1`.  Writing
-    :math:`A = Q_AR_A`, :math:`B = Q_BR_B`, the problem becomes
-    :math:`\max \hat u^\top Q_A^\top Q_B\hat v` over unit vectors; with the SVD
-    :math:`Q_A^\top Q_B = \hat U\Sigma\hat V^\top`,
+    With (centred) views :math:`X_a` (:math:`m\times n_a`) and :math:`X_b`
+    (:math:`m\times n_b`), maximise :math:`w_a^\top X_a^\top X_b w_b` subject to
+    :math:`\|X_aw_a\| = \|X_bw_b\| = 1`.  Writing :math:`X_a = Q_aR_a`,
+    :math:`X_b = Q_bR_b`, the problem becomes
+    :math:`\max \hat w_a^\top Q_a^\top Q_b\hat w_b` over unit vectors; with the SVD
+    :math:`Q_a^\top Q_b = \hat W_a\operatorname{diag}(\rho_j)\hat W_b^\top`,
 
-    .. math:: U = R_A^{-1}\hat U,\qquad V = R_B^{-1}\hat V,\qquad
-              \sigma_j = \cos\theta_j,
+    .. math:: W_a = R_a^{-1}\hat W_a,\qquad W_b = R_b^{-1}\hat W_b,\qquad
+              \rho_j = \cos\theta_j,
 
     the singular values being the cosines of the principal angles between the column
-    spaces of :math:`A` and :math:`B`.  The canonical variates :math:`AU` and
-    :math:`BV` have orthonormal columns.
+    spaces of :math:`X_a` and :math:`X_b`.  The canonical variates :math:`X_aW_a` and
+    :math:`X_bW_b` have orthonormal columns.
 
     Parameters
     ----------
@@ -703,11 +707,11 @@ class CCA(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     correlations_ : ndarray of shape (n_components,)
-        Canonical correlations :math:`\sigma_1 \ge \sigma_2 \ge \dots`.
+        Canonical correlations :math:`\rho_1 \ge \rho_2 \ge \dots`.
     x_weights_ : ndarray of shape (n_features_x, n_components)
-        :math:`U` (with :math:`\|A u_j\| = 1`).
+        :math:`W_a` (each column with :math:`\|X_a w\| = 1`).
     y_weights_ : ndarray of shape (n_features_y, n_components)
-        :math:`V`.
+        :math:`W_b`.
     x_mean_, y_mean_ : ndarray
         Means subtracted from each view (zeros when ``center=False``).
 
@@ -751,7 +755,7 @@ class CCA(TransformerMixin, BaseEstimator):
         return Q, R
 
     def fit(self, X, Y=None, y=None):
-        """Fit the canonical directions of the views ``X`` (n, k) and ``Y`` (n, s)."""
+        """Fit the canonical directions of the views ``X`` (m, n_a) and ``Y`` (m, n_b)."""
         check_estimator_params(self)
         X, Y = _as_two_views(self, X, _second_view(Y, y))
         n = X.shape[0]
@@ -777,7 +781,7 @@ class CCA(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X, Y=None):
-        """Canonical variates :math:`(x-\\mu_x)^\\top U` (and :math:`(y-\\mu_y)^\\top V` if ``Y`` is given)."""
+        """Canonical variates :math:`(x-\\mu_x)^\\top W_a` (and :math:`(y-\\mu_y)^\\top W_b` if ``Y`` is given)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         x_scores = (X - self.x_mean_) @ self.x_weights_

@@ -3,12 +3,12 @@
 See the chapter "Support vector machines and kernels" (``chapters/04-svm.ipynb``) and,
 for the Lagrangian duality behind it, Appendix A.
 
-The dual of the soft-margin problem (the notes' eq. 4.7, with :math:`\\nu` written
-:math:`C` as in scikit-learn) is
+The dual of the soft-margin problem (the notes' weight :math:`\\nu` is written
+:math:`C`, as in scikit-learn) is
 
 .. math::
 
-    \\max_{\\mu}\\ \\theta(\\mu) = \\sum_i \\mu_i
+    \\max_{\\mu}\\ D(\\mu) = \\sum_i \\mu_i
         - \\tfrac12 \\sum_{i,j} \\mu_i\\mu_j y_i y_j k(x_i, x_j)
     \\quad\\text{s.t.}\\quad 0 \\le \\mu_i \\le C,\\ \\sum_i y_i\\mu_i = 0 .
 
@@ -59,7 +59,7 @@ def _default_max_iter(n):
 
 @validate_params({"mu": ["array-like"], "y": ["array-like"], "K": ["array-like"]})
 def dual_objective(mu, y, K):
-    r"""The SVM dual objective :math:`\theta(\mu) = \mathbf 1^\top\mu - \frac12\mu^\top M\mu`.
+    r"""The SVM dual objective :math:`D(\mu) = \mathbf 1^\top\mu - \frac12\mu^\top M\mu`.
 
     Here :math:`M_{ij} = y_i y_j K_{ij}`.
 

@@ -316,6 +316,26 @@ def test_cca_first_pair_matches_sklearn_and_pearson():
     assert same_up_to_sign(g[:, :1] / np.linalg.norm(g[:, 0]), a / np.linalg.norm(a), atol=1e-6)
 
 
+def test_cca_prediction_rule_is_least_squares_regression():
+    """Chapter 5's rule: predict the b-variates as rho_j times the a-variates, map back
+    through the loadings; with all pairs it is ordinary least squares of Y on X."""
+    from sklearn.linear_model import LinearRegression
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=(300, 2))
+    X = z @ rng.normal(size=(2, 5)) + rng.normal(size=(300, 5))
+    Y = z @ rng.normal(size=(2, 3)) + rng.normal(size=(300, 3))
+    X_new = rng.normal(size=(40, 5))
+    cca = CCA().fit(X, Y)
+    G, H = cca.transform(X, Y)
+    loadings = H.T @ (Y - cca.y_mean_)
+    predicted = cca.y_mean_ + (cca.transform(X_new) * cca.correlations_) @ loadings
+    ols = LinearRegression().fit(X, Y).predict(X_new)
+    np.testing.assert_allclose(predicted, ols, atol=1e-10)
+    # dropping the factors rho_j (matching the variates exactly) is a different rule
+    unshrunk = cca.y_mean_ + cca.transform(X_new) @ loadings
+    assert np.abs(unshrunk - ols).max() > 1e-2
+
+
 def test_cca_rank_deficient_view_is_refused():
     X, Y = two_views()
     with pytest.raises(ValueError, match="full column rank"):
