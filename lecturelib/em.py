@@ -172,11 +172,11 @@ class BernoulliMixture(_PointMixture):
 
     .. math:: P(x_i) = \sum_j \lambda_j\, p_j^{n_i} (1 - p_j)^{T - n_i}.
 
-    EM (with :math:`m` rows and the responsibilities :math:`\gamma_{ij}`, the posterior
+    EM (with :math:`m` rows and the responsibilities :math:`r_{ij}`, the posterior
     probability that coin :math:`j` produced row :math:`i`):
 
-    .. math:: \lambda_j = \frac1m \sum_i \gamma_{ij},\qquad
-              p_j = \frac{\sum_i \gamma_{ij}\, n_i}{T \sum_i \gamma_{ij}}.
+    .. math:: \lambda_j = \frac1m \sum_i r_{ij},\qquad
+              p_j = \frac{\sum_i r_{ij}\, n_i}{T \sum_i r_{ij}}.
 
     With two coins and three tosses this is the coins example of the notes, with the
     normaliser of :math:`\lambda` corrected to the number of runs.
@@ -295,16 +295,16 @@ class GaussianMixture(_PointMixture):
 
     .. math:: P(x) = \sum_j \lambda_j\, \mathcal N(x; c_j, \Sigma_j)
 
-    E-step: :math:`\gamma_{ij} \propto \lambda_j \mathcal N(x_i; c_j, \Sigma_j)`.  M-step
-    (each Gaussian fitted to the points weighted by :math:`\gamma_{ij}`):
+    E-step: :math:`r_{ij} \propto \lambda_j \mathcal N(x_i; c_j, \Sigma_j)`.  M-step
+    (each Gaussian fitted to the points weighted by :math:`r_{ij}`):
 
-    .. math:: \lambda_j = \frac1m\sum_i \gamma_{ij},\quad
-              c_j = \frac{\sum_i \gamma_{ij} x_i}{\sum_i \gamma_{ij}},\quad
-              \Sigma_j = \frac{\sum_i \gamma_{ij}(x_i - c_j)(x_i - c_j)^\top}{\sum_i \gamma_{ij}}.
+    .. math:: \lambda_j = \frac1m\sum_i r_{ij},\quad
+              c_j = \frac{\sum_i r_{ij} x_i}{\sum_i r_{ij}},\quad
+              \Sigma_j = \frac{\sum_i r_{ij}(x_i - c_j)(x_i - c_j)^\top}{\sum_i r_{ij}}.
 
     ``covariance_type="spherical"`` is the model of the notes,
     :math:`\Sigma_j = \sigma_j^2 I` with
-    :math:`\sigma_j^2 = \frac{1}{d\sum_i \gamma_{ij}}\sum_i \gamma_{ij}\lVert x_i - c_j\rVert^2`;
+    :math:`\sigma_j^2 = \frac{1}{d\sum_i r_{ij}}\sum_i r_{ij}\lVert x_i - c_j\rVert^2`;
     ``"diag"`` keeps one variance per coordinate; ``"full"`` a full covariance.
     ``reg_covar`` is added to every variance, as in scikit-learn, so that a
     component that collapses onto one point does not make the likelihood infinite.
@@ -487,10 +487,10 @@ class MultinomialMixture(BaseEstimator):
     :math:`G_{dw}` the count of word :math:`w` in document :math:`d`, EM maximises
     :math:`\sum_{d,w} G_{dw} \ln P(w, d)` with the count-weighted updates
 
-    .. math:: \gamma_{dwj} = \frac{\lambda_j u_j(w) v_j(d)}{\sum_l \lambda_l u_l(w) v_l(d)},\quad
-              u_j(w) \propto \sum_d G_{dw} \gamma_{dwj},\quad
-              v_j(d) \propto \sum_w G_{dw} \gamma_{dwj},\quad
-              \lambda_j \propto \sum_{d,w} G_{dw} \gamma_{dwj}.
+    .. math:: r_{dwj} = \frac{\lambda_j u_j(w) v_j(d)}{\sum_l \lambda_l u_l(w) v_l(d)},\quad
+              u_j(w) \propto \sum_d G_{dw} r_{dwj},\quad
+              v_j(d) \propto \sum_w G_{dw} r_{dwj},\quad
+              \lambda_j \propto \sum_{d,w} G_{dw} r_{dwj}.
 
     (The notes weight the word update by the word frequency :math:`N(w)` instead; that
     update is wrong and can lower the likelihood.)  Only the non-zero cells of ``X``
