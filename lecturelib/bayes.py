@@ -311,11 +311,15 @@ def bernoulli_mle(tosses, head=0):
 
     Maximising :math:`\lambda \log q + (m - \lambda)\log(1 - q)`, with
     :math:`\lambda` the number of heads among ``m`` tosses, gives :math:`q^* = \lambda / m`.
-    (The notes encode a head as 0; pass ``head=1`` for the other convention.)
+    The book records a head as 1 (chapters 1 and 3) and calls ``bernoulli_mle(tosses,
+    head=1)``; the default ``head=0`` is the encoding of Shashua's notes.  See the
+    chapter "Bayesian decision theory".
 
     Examples
     --------
     >>> from lecturelib.bayes import bernoulli_mle
+    >>> bernoulli_mle([1, 1, 0, 1], head=1)
+    0.75
     >>> bernoulli_mle([0, 0, 1, 0], head=0)
     0.75
     """

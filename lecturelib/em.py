@@ -172,11 +172,11 @@ class BernoulliMixture(_PointMixture):
 
     .. math:: P(x_i) = \sum_j \lambda_j\, p_j^{n_i} (1 - p_j)^{T - n_i}.
 
-    EM (with :math:`w_{ij}` the posterior of coin :math:`j` for row :math:`i` and
-    :math:`m` rows):
+    EM (with :math:`m` rows and the responsibilities :math:`r_{ij}`, the posterior
+    probability that coin :math:`j` produced row :math:`i`):
 
-    .. math:: \lambda_j = \frac1m \sum_i w_{ij},\qquad
-              p_j = \frac{\sum_i w_{ij}\, n_i}{T \sum_i w_{ij}}.
+    .. math:: \lambda_j = \frac1m \sum_i r_{ij},\qquad
+              p_j = \frac{\sum_i r_{ij}\, n_i}{T \sum_i r_{ij}}.
 
     With two coins and three tosses this is the coins example of the notes, with the
     normaliser of :math:`\lambda` corrected to the number of runs.
@@ -295,16 +295,16 @@ class GaussianMixture(_PointMixture):
 
     .. math:: P(x) = \sum_j \lambda_j\, \mathcal N(x; c_j, \Sigma_j)
 
-    E-step: :math:`w_{ij} \propto \lambda_j \mathcal N(x_i; c_j, \Sigma_j)`.  M-step
-    (each Gaussian fitted to the points weighted by :math:`w_{ij}`):
+    E-step: :math:`r_{ij} \propto \lambda_j \mathcal N(x_i; c_j, \Sigma_j)`.  M-step
+    (each Gaussian fitted to the points weighted by :math:`r_{ij}`):
 
-    .. math:: \lambda_j = \frac1m\sum_i w_{ij},\quad
-              c_j = \frac{\sum_i w_{ij} x_i}{\sum_i w_{ij}},\quad
-              \Sigma_j = \frac{\sum_i w_{ij}(x_i - c_j)(x_i - c_j)^\top}{\sum_i w_{ij}}.
+    .. math:: \lambda_j = \frac1m\sum_i r_{ij},\quad
+              c_j = \frac{\sum_i r_{ij} x_i}{\sum_i r_{ij}},\quad
+              \Sigma_j = \frac{\sum_i r_{ij}(x_i - c_j)(x_i - c_j)^\top}{\sum_i r_{ij}}.
 
     ``covariance_type="spherical"`` is the model of the notes,
     :math:`\Sigma_j = \sigma_j^2 I` with
-    :math:`\sigma_j^2 = \frac{1}{d\sum_i w_{ij}}\sum_i w_{ij}\lVert x_i - c_j\rVert^2`;
+    :math:`\sigma_j^2 = \frac{1}{d\sum_i r_{ij}}\sum_i r_{ij}\lVert x_i - c_j\rVert^2`;
     ``"diag"`` keeps one variance per coordinate; ``"full"`` a full covariance.
     ``reg_covar`` is added to every variance, as in scikit-learn, so that a
     component that collapses onto one point does not make the likelihood infinite.
