@@ -73,7 +73,7 @@ def hpca_weights(c, gamma):
     -------
     (eta_neg, eta_pos) : tuple of float
 
-    See the chapter "Hyperbolic PCA", section "From the bound to an eigenproblem".
+    See the chapter "Hyperbolic PCA", section "From the margin risk to an eigenproblem".
 
     Examples
     --------
@@ -398,12 +398,14 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     c : float in (0, 1)
     gamma : float > 0
 
-    See the chapter "Hyperbolic PCA", section "The margin risk".
+    See the chapter "Hyperbolic PCA", section "Subspaces, Hilbert-Schmidt operators and
+    the margin risk".
 
     Examples
     --------
     >>> from lecturelib.hpca import empirical_margin_risk
-    >>> round(empirical_margin_risk([0.01, 0.5, 0.04], [True, False, False], c=0.5, gamma=0.1), 4)
+    >>> sq_dists, same = [0.01, 0.5, 0.04], [True, False, False]
+    >>> round(empirical_margin_risk(sq_dists, same, c=0.5, gamma=0.1), 4)
     0.3333
     """
     d, s = _check_pairs(sq_dists, same)
@@ -420,12 +422,13 @@ def balanced_pair_risk(sq_dists, same, c):
     Half the error rate on positive pairs plus half the error rate on negative pairs;
     a distance exactly equal to ``c`` (undecided) counts as an error.
 
-    See the chapter "Hyperbolic PCA", section "The transfer experiment".
+    See the chapter "Hyperbolic PCA", section "Learning a metric from pairs".
 
     Examples
     --------
     >>> from lecturelib.hpca import balanced_pair_risk
-    >>> round(balanced_pair_risk([0.01, 0.5, 0.04], [True, False, False], c=0.15), 4)
+    >>> same = [True, False, False]
+    >>> round(balanced_pair_risk([0.01, 0.5, 0.04], same, c=0.15), 4)
     0.0
     """
     d, s = _check_pairs(sq_dists, same)
@@ -445,7 +448,8 @@ def best_threshold(sq_dists, same):
     Examples
     --------
     >>> from lecturelib.hpca import best_threshold
-    >>> c, risk = best_threshold([0.01, 0.02, 0.5, 0.9], [True, True, False, False])
+    >>> same = [True, True, False, False]
+    >>> c, risk = best_threshold([0.01, 0.02, 0.5, 0.9], same)
     >>> print(round(risk, 4))
     0.0
     """
@@ -470,7 +474,7 @@ def best_threshold(sq_dists, same):
                   "gamma": [_POSITIVE], "delta": [_UNIT],
                   "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
 def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
-    r"""Maurer's Theorem 3: the margin bound for a class of positive operators.
+    r"""The margin bound for a class of positive operators (Maurer's Theorem 3).
 
     .. math:: R(T^{1/2}, c, \rho) \le \hat R_\gamma(T^{1/2}, c, S)
               + \frac1{\sqrt m}\Big(\frac{2(\|T\|_{HS} + \|T\|_\infty)}{\gamma}
@@ -510,7 +514,7 @@ def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
 @validate_params({"m": [_POSITIVE_INT], "d": [_POSITIVE_INT], "gamma": [_POSITIVE],
                   "delta": [_UNIT], "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
 def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
-    r"""Maurer's Theorem 1: the bound for ``d``-dimensional projections.
+    r"""The bound for ``d``-dimensional projections (Maurer's Theorem 1).
 
     With probability at least :math:`1-\delta`, for every ``d``-dimensional projection
     :math:`P`,

@@ -12,7 +12,7 @@ Kernel PCA here is *uncentred*, as in the lecture: the eigenvalues of the Gram m
           \hat\lambda^{>k} = \sum_{i>k}\hat\lambda_i = \operatorname{tr}K - \sum_{i\le k}\hat\lambda_i .
 
 Contents: the residual of a projection onto the kernel-PCA subspace for new points, the
-kernel-PCA residual bound (the lecture's Theorem 3) and the process-versus-empirical
+kernel-PCA residual bound (the lecture's main theorem) and the process-versus-empirical
 eigenvalue bounds, the sparsity bound of greedy Gram-Schmidt, the kernel CCA bound,
 the pivoted incomplete Cholesky factorisation (the lecture's sparse kernel Gram-Schmidt)
 and the two-view SVM-2K.
@@ -226,17 +226,19 @@ def _kpca_excess(diag, k, m, delta, R2):
 @validate_params({"K": ["array-like"], "k": [_POSITIVE_INT], "delta": [_DELTA],
                   "R2": [_POSITIVE, None], "return_terms": ["boolean"]})
 def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
-    r"""The lecture's Theorem 3: a bound on the expected residual of kernel PCA.
+    r"""The lecture's kernel-PCA generalisation theorem: a bound on the expected residual.
 
     With probability at least :math:`1-\delta` over the sample of size ``m``,
 
     .. math::
 
-        E\big[\|P^\perp_{\hat V_k}\phi(x)\|^2\big] \le \frac1m\hat\lambda^{>k}
-          + 4\sqrt{\frac{k+1}{m}}\sqrt{\frac2m\sum_{i=1}^m\kappa(x_i,x_i)^2}
-          + R^2\sqrt{\frac{18\ln(2/\delta)}{m}},
+        \begin{aligned}
+        E\big[\|P^\perp_{\hat V_k}\phi(x)\|^2\big] \le{}& \frac1m\hat\lambda^{>k}
+          + 4\sqrt{\frac{k+1}{m}}\sqrt{\frac2m\sum_{i=1}^m\kappa(x_i,x_i)^2}\\
+          &+ R^2\sqrt{\frac{18\ln(2/\delta)}{m}},
+        \end{aligned}
 
-    where :math:`R^2 \ge \kappa(x,x)` on the support.  The slides print the power of
+    where :math:`R^2 \ge \kappa(x,x)` on the support.  The lecture prints the power of
     :math:`\kappa(x_i,x_i)` as 1 in one place and 4 in another; 2 is the value that makes
     the term scale like :math:`\kappa`, and for a normalised kernel
     (:math:`\kappa(x,x)=1`) all three coincide: the middle term is
@@ -268,7 +270,8 @@ def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
     >>> from lecturelib.subspace import kernel_pca_residual_bound
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 3)) / 3
-    >>> bound, terms = kernel_pca_residual_bound(X @ X.T, k=2, return_terms=True)
+    >>> bound, terms = kernel_pca_residual_bound(X @ X.T, k=2,
+    ...                                          return_terms=True)
     >>> print(round(bound, 4))
     0.913
     >>> print({name: round(value, 4) for name, value in terms.items()})
@@ -377,7 +380,7 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     .. math:: E\|P^\perp\phi(x)\|^2 \le \hat E_{m-k}\|P^\perp\phi(x)\|^2
               + R\sqrt{\frac{k\ln(m/k) + \ln(2/\delta)}{2(m-k)}},
 
-    the form on the lecture slide (:math:`\hat E_{m-k}` is the mean residual over the
+    the form in the lecture (:math:`\hat E_{m-k}` is the mean residual over the
     non-pivot points).  The residual lies in :math:`[0, R^2]`, so Hoeffding's inequality
     calls for :math:`R^2` in place of :math:`R`; with a normalised kernel :math:`R=1`
     and the two agree.
@@ -420,8 +423,13 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     with unit empirical variance, :math:`\|w_a\|^2\le A^2`, :math:`\|w_b\|^2\le B^2`,
     with probability at least :math:`1-\delta`
 
-    .. math:: E[g] \le \sum_{i=1}^k 2(1-\rho_i) + 3R(A^2+B^2)\sqrt{\frac{\ln(2/\delta)}{2m}}
-              + \frac{4(A^2+B^2)k}{m}\sqrt{\sum_{i=1}^m\big(\kappa_a(x_i,x_i)+\kappa_b(x_i,x_i)\big)^2}.
+    .. math::
+
+        \begin{aligned}
+        E[g] \le{}& \sum_{i=1}^k 2(1-\rho_i) + 3R(A^2+B^2)\sqrt{\frac{\ln(2/\delta)}{2m}}\\
+          &+ \frac{4(A^2+B^2)k}{m}
+          \sqrt{\sum_{i=1}^m\big(\kappa_a(x_i,x_i)+\kappa_b(x_i,x_i)\big)^2}.
+        \end{aligned}
 
     The first term is the empirical value: with unit variances,
     :math:`\hat E(a-b)^2 = 2(1-\rho)` for each direction.
@@ -448,9 +456,10 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     >>> import numpy as np
     >>> from lecturelib.subspace import kcca_bound
     >>> diag = np.ones(1000)
-    >>> round(kcca_bound([0.9, 0.8], A2=1.0, B2=1.0, diag_a=diag, diag_b=diag), 4)
+    >>> norms = dict(A2=1.0, B2=1.0, diag_a=diag, diag_b=diag)
+    >>> round(kcca_bound([0.9, 0.8], **norms), 4)
     1.8696
-    >>> round(kcca_bound([0.9, 0.8], A2=1.0, B2=1.0, diag_a=diag, diag_b=diag, delta=0.01), 4)
+    >>> round(kcca_bound([0.9, 0.8], **norms, delta=0.01), 4)
     1.9207
     """
     rho = as_float_array(correlations, "correlations", ndim=1)
@@ -511,7 +520,8 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         norm[i] = kappa(x_i, x_i)
         for j = 1..T:
             i_j = argmax_i norm[i];  s_j = sqrt(norm[i_j])
-            psi[i, j] = (kappa(x_i, x_{i_j}) - sum_{t<j} psi[i, t] psi[i_j, t]) / s_j
+            psi[i, j] = (kappa(x_i, x_{i_j})
+                         - sum_{t<j} psi[i, t] psi[i_j, t]) / s_j
             norm[i] -= psi[i, j]^2
 
     so that :math:`K \approx \Psi\Psi^\top`.  The residual :math:`K-\Psi\Psi^\top` is
@@ -699,15 +709,16 @@ class SVM2K(ClassifierMixin, BaseEstimator):
 
     .. math::
 
-        \min\ \tfrac12\|w_A\|^2 + \tfrac12\|w_B\|^2 + C_A\sum_i\xi^A_i + C_B\sum_i\xi^B_i
-              + D\sum_i\eta_i
-
-        \text{s.t.}\ |f_A(x_i) - f_B(x_i)| \le \eta_i + \varepsilon,\quad
-        y_i f_A(x_i) \ge 1-\xi^A_i,\quad y_i f_B(x_i) \ge 1-\xi^B_i,\quad
+        \begin{aligned}
+        \min\ & \tfrac12\|w_A\|^2 + \tfrac12\|w_B\|^2 + C_A\sum_i\xi^A_i
+              + C_B\sum_i\xi^B_i + D\sum_i\eta_i\\
+        \text{s.t.}\ & |f_A(x_i) - f_B(x_i)| \le \eta_i + \varepsilon,\\
+        & y_i f_A(x_i) \ge 1-\xi^A_i,\quad y_i f_B(x_i) \ge 1-\xi^B_i,\quad
         \xi^A,\xi^B,\eta\ge0,
+        \end{aligned}
 
-    and predicts with the sign of :math:`\tfrac12(f_A(x)+f_B(x))`.  The lecture's slide
-    has no bias terms; ``fit_intercept=False`` gives exactly that problem.  The QP is
+    and predicts with the sign of :math:`\tfrac12(f_A(x)+f_B(x))`.  The lecture's
+    formulation has no bias terms; ``fit_intercept=False`` gives exactly that problem.  The QP is
     written in the empirical feature space of each view (:math:`K = U\Lambda U^\top`,
     features :math:`U\Lambda^{1/2}`), where :math:`\|w\|^2` is a plain squared norm, and
     solved with cvxpy (Clarabel).  With ``D = 0`` the two views decouple into two
@@ -952,13 +963,18 @@ def svm2k_disagreement_bound(empirical_disagreement, m, C, trace_sum, R=1.0, del
     of the linear class and the contraction factor 2 for the absolute value give, with
     probability at least :math:`1-\delta`,
 
-    .. math:: D := E|g| \le \hat E|g| + \frac{4\sqrt2\,C}{m}\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}
-              + 2RC\sqrt{\frac{18\ln(2/\delta)}{m}}
+    .. math::
+
+        \begin{aligned}
+        D := E|g| \le{}& \hat E|g|
+          + \frac{4\sqrt2\,C}{m}\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}\\
+          &+ 2RC\sqrt{\frac{18\ln(2/\delta)}{m}}
+        \end{aligned}
 
     (``constants="book"``).  The reverse direction holds with the same excess, so with
     probability at least :math:`1-\delta` also :math:`\hat E|g| \le D + \text{excess}`,
-    and the slides' :math:`\hat D` is the empirical value plus twice the excess.  The
-    slides print the excess as :math:`\frac{2C}m\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}
+    and the lecture's :math:`\hat D` is the empirical value plus twice the excess.  The
+    lecture prints the excess as :math:`\frac{2C}m\sqrt{\operatorname{tr}K_A+\operatorname{tr}K_B}
     + 3\sqrt{\ln(2/\delta)/m}` (``constants="slides"``), which leaves the range of
     :math:`|g|` and the contraction step out.
 
@@ -993,7 +1009,8 @@ def svm2k_disagreement_bound(empirical_disagreement, m, C, trace_sum, R=1.0, del
     >>> b = svm2k_disagreement_bound(0.1, m=1000, C=1.0, trace_sum=2000.0)
     >>> print({k: round(v, 4) for k, v in b.items()})
     {'complexity': 0.253, 'confidence': 0.5154, 'D': 0.8683, 'D_hat': 1.6367}
-    >>> b = svm2k_disagreement_bound(0.1, m=1000, C=1.0, trace_sum=2000.0, constants="slides")
+    >>> b = svm2k_disagreement_bound(0.1, m=1000, C=1.0, trace_sum=2000.0,
+    ...                              constants="slides")
     >>> round(b["D"], 4)
     0.3717
     """
@@ -1028,7 +1045,7 @@ def svm2k_mcdiarmid_term(m, C, R=1.0, delta=0.05, n_draws=1, constants="book"):
 
     .. math:: E_\sigma F \le \frac1n\sum_{j=1}^n F(\sigma^{(j)}) + 2RC\sqrt{\frac{2\ln(1/\delta)}{mn}}
 
-    (``constants="book"``).  The slides print :math:`RC\sqrt{(2/m)\ln(1/\delta)}` for one
+    (``constants="book"``).  The lecture prints :math:`RC\sqrt{(2/m)\ln(1/\delta)}` for one
     draw (``constants="slides"``, divided by :math:`\sqrt n` for ``n`` draws), half the
     value the bounded differences give.
 
@@ -1080,13 +1097,18 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
     For each draw of independent random signs :math:`\sigma_1,\dots,\sigma_m` on the
     first ``n_labelled`` points, solve
 
-    .. math:: F(\sigma) = \max_{w_A, w_B}\ \frac1m\sum_{i=1}^m\sigma_i\big(\langle w_A,\phi_A(x_i)\rangle
-              + \langle w_B,\phi_B(x_i)\rangle\big)
-              \quad\text{s.t.}\quad \|w_A\|\le C,\ \|w_B\|\le C,\
-              \frac1n\sum_{j=1}^n\big|\langle w_A,\phi_A(x_j)\rangle - \langle w_B,\phi_B(x_j)\rangle\big|\le\hat D,
+    .. math::
+
+        \begin{aligned}
+        F(\sigma) = \max_{w_A, w_B}\ & \frac1m\sum_{i=1}^m\sigma_i\big(\langle w_A,
+          \phi_A(x_i)\rangle + \langle w_B,\phi_B(x_i)\rangle\big)\\
+        \text{s.t.}\ & \|w_A\|\le C,\ \|w_B\|\le C,\\
+        & \frac1n\sum_{j=1}^n\big|\langle w_A,\phi_A(x_j)\rangle
+          - \langle w_B,\phi_B(x_j)\rangle\big|\le\hat D,
+        \end{aligned}
 
     where the consistency constraint runs over all ``n`` points of the Gram matrices
-    (labelled and unlabelled).  This is the slides' estimate of
+    (labelled and unlabelled).  This is the lecture's estimate of
     :math:`\hat R^*_m(\mathcal F_C)` (add :func:`svm2k_mcdiarmid_term` for a bound).
     By the representer argument the maximiser lies in the span of the ``n`` points, so
     the problem is written in each view's empirical feature space
@@ -1126,8 +1148,9 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
     >>> from lecturelib.subspace import svm2k_rademacher_estimate
     >>> X = np.random.default_rng(0).normal(size=(20, 3))
     >>> K_A, K_B = X @ X.T, X[:, :2] @ X[:, :2].T
-    >>> r = svm2k_rademacher_estimate(K_A, K_B, C=1.0, disagreement=0.2, n_labelled=10,
-    ...                               n_draws=2, random_state=0)
+    >>> r = svm2k_rademacher_estimate(
+    ...     K_A, K_B, C=1.0, disagreement=0.2, n_labelled=10, n_draws=2,
+    ...     random_state=0)
     >>> print(r["values"].round(2), r["unconstrained"].round(2))
     [0.35 0.76] [0.45 0.81]
     >>> round(r["estimate"], 2)
