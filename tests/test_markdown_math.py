@@ -4,9 +4,9 @@ Markdown is parsed before the math is typeset.  A line inside a display equation
 starts with `+`, `-` or `*` followed by a space, or with a number and `.` or `)`, is a
 list marker to a Markdown parser that does not know the `$$` block (the notebook
 interface, a converter, a `$$` that landed inside a paragraph), and the equation is torn
-into a bullet list.  Exercises 10, question 3 was garbled this way.  Break such a line
-before the operator's left neighbour instead, or keep the operator at the end of the
-previous line (inside `aligned`, start the line with `&`).
+into a bullet list.  Exercises 10, question 3 was garbled this way.  Keep the operator
+at the end of the previous line instead, or break the equation with `aligned` and start
+the continued line with `&`.
 """
 
 import re
