@@ -1,7 +1,8 @@
 """The soft-margin support vector machine, solved in the dual by SMO.
 
 See the chapter "Support vector machines and kernels" (``chapters/04-svm.ipynb``) and,
-for the Lagrangian duality behind it, Appendix A.
+for the Lagrangian duality behind it, the appendix "Variance, derivatives and
+constrained optimisation" (``chapters/A-optimisation.ipynb``).
 
 The dual of the soft-margin problem (the notes' weight :math:`\\nu` is written
 :math:`C`, as in scikit-learn) is
@@ -404,9 +405,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     The solver computes a row of the Gram matrix only when SMO first needs it.  With
     at most ``cache_limit`` training points every computed row is kept (the Gram matrix
     fills up lazily, and no kernel value is computed twice); beyond that a
-    least-recently-used cache of ``cache_size`` megabytes keeps the recent rows.  Pairs are chosen by the
-    second-order rule of Fan, Chen and Lin (2005); iteration stops when the maximal
-    KKT violation :math:`\max_{I_\text{up}} F - \min_{I_\text{low}} F` falls below ``tol``.
+    least-recently-used cache of ``cache_size`` megabytes keeps the recent rows.  Pairs
+    are chosen by the second-order rule of Fan, Chen and Lin (2005); iteration stops
+    when the maximal KKT violation
+    :math:`\max_{I_\text{up}} F - \min_{I_\text{low}} F` falls below ``tol``.
 
     Parameters
     ----------
@@ -461,6 +463,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     slack_ : ndarray of shape (n_samples,)
         :math:`\xi_i = \max(0, 1 - y_if(x_i))`.
     dual_objective_ : float
+        The dual objective :math:`\theta(\mu)` at the solution.  By strong duality it
+        equals the primal objective :math:`\tfrac12\|w\|^2 + C\sum_i\xi_i` up to the
+        stopping tolerance (appendix "Variance, derivatives and constrained
+        optimisation", section "Strong duality").
     n_iter_ : int
         Number of SMO steps.
     objective_history_ : list of float

@@ -42,6 +42,10 @@ def multipliers(x):
 def test_worked_kkt_multipliers_are_the_ones_the_text_states(point, values, wording):
     assert g1(point) == 0 and g2(point) == 0, "both constraints are active"
     np.testing.assert_allclose(multipliers(point), [float(v) for v in values], atol=1e-6)
-    text = "".join(json.loads((ROOT / "chapters" / "A-optimisation.ipynb").read_text())["cells"][4]["source"])
+    cells = json.loads((ROOT / "chapters" / "A-optimisation.ipynb").read_text())["cells"]
+    text = next(
+        "".join(cell["source"]) for cell in cells
+        if cell["cell_type"] == "markdown" and "### A worked problem" in "".join(cell["source"])
+    )
     for words in wording:
         assert words in text
