@@ -73,19 +73,35 @@ MEASURE = r"""
   };
   const inColumn = r => r.left >= colLeft - TOL && r.right <= colRight + TOL;
 
-  // Display equations.
+  // The part of an element's box that can be seen: inside every ancestor (below the
+  // article) that clips or scrolls its overflow.
+  const seen = e => {
+    const r = e.getBoundingClientRect();
+    let left = r.left, right = r.left + (e.clientWidth || r.width);
+    for (let a = e.parentElement; a && a !== article; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX === 'visible') continue;
+      const b = a.getBoundingClientRect();
+      left = Math.max(left, b.left); right = Math.min(right, b.right);
+    }
+    return {left, right, width: right - left, whole: r};
+  };
+
+  // Display equations: the typeset math must fit the part of its box that can be seen.
   article.querySelectorAll('mjx-container[display="true"]').forEach(e => {
     if (!shown(e)) return;
     const math = e.querySelector('mjx-math') || e.firstElementChild;
     const width = math ? math.getBoundingClientRect().width : 0;
-    const box = e.getBoundingClientRect();
-    const tooWide = width > e.clientWidth + TOL || !inColumn(box);
+    const view = seen(e);
+    const tooWide = width > view.width + TOL || !inColumn(view.whole);
     if (!tooWide) return;
     if (!wide) {
       const holder = scrolls(e) ? e : scrollBox(e);
-      if (holder && inColumn(holder.getBoundingClientRect())) return;  // scrolls in its own box
+      if (holder) {
+        const hv = seen(holder), hr = holder.getBoundingClientRect();
+        if (inColumn(hr) && hv.width >= hr.width - TOL) return;  // scrolls in its own box
+      }
     }
-    add('equation', e, `${Math.round(width)} px of math in a ${e.clientWidth} px box`);
+    add('equation', e, `${Math.round(width)} px of math, ${Math.round(view.width)} px to show it`);
   });
 
   // Figures.
@@ -142,7 +158,10 @@ MEASURE = r"""
   const visit = (e, clip) => {
     for (const child of e.children) {
       const tag = child.tagName.toLowerCase();
-      if (tag === 'mjx-assistive-mml' || tag === 'script' || tag === 'style') continue;
+      // Judged above: display equations, figures, tables.  Inside MathJax's output only
+      // the whole formula counts (its glyph boxes overhang each other by design).
+      if (['script', 'style', 'img', 'table'].includes(tag) || (tag.startsWith('mjx-') && tag !== 'mjx-container')) continue;
+      if (tag === 'mjx-container' && child.getAttribute('display') === 'true') continue;
       const cs = getComputedStyle(child);
       if (cs.display === 'none' || cs.visibility === 'hidden') continue;
       const r = child.getBoundingClientRect();
@@ -155,7 +174,7 @@ MEASURE = r"""
           continue;
         }
       }
-      if (['auto', 'scroll'].includes(cs.overflowX)) continue;
+      if (['auto', 'scroll'].includes(cs.overflowX) || tag === 'mjx-container') continue;
       const clips = ['hidden', 'clip'].includes(cs.overflowX);
       visit(child, clips && r.width > 0 ? {left: r.left, right: r.right} : clip);
     }
