@@ -162,7 +162,7 @@ def test_every_bibliography_entry_is_cited():
 def index_targets(html: Path) -> list[str]:
     """The page of every entry of the general index."""
     page = (html / "genindex.html").read_text(encoding="utf-8")
-    table = "".join(re.findall(r'<table class="indextable[^"]*".*?</table>', page, re.S))
+    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', page, re.S))
     return [href.split("#")[0] for href in re.findall(r'<a href="([^"]+)"', table)]
 
 
@@ -238,7 +238,7 @@ def search_hits(browser, html: Path, query: str) -> list[dict]:
     tab = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         tab.goto((html / "search.html").as_uri(), wait_until="load")
-        box = tab.locator('#search-results input[name="q"], form.bd-search input[name="q"]').first
+        box = tab.locator('.bd-search-container form.bd-search input[name="q"]').first
         box.fill(query)
         box.press("Enter")
         tab.wait_for_function("() => /Search finished|did not match/.test("
