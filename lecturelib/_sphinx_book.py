@@ -34,7 +34,9 @@ page's requests for those pages from that text, so no page is fetched at all.
 In the PDF (the LaTeX builder), each captioned part of ``_toc.yml`` (Chapters, Appendices,
 Exercises, ...) starts with a ``\\part`` page, as the HTML book's sidebar groups them, and
 the ``genindex`` page (the HTML book's general index, listed under Back matter) is left out:
-it is empty in the source, and LaTeX prints its own index.
+it is empty in the source, and LaTeX prints its own index.  A correction box (an
+admonition with the class ``correction``; in the HTML book styled by ``_static/book.css``)
+is drawn in the same rust colour in the PDF.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
@@ -262,12 +264,33 @@ def _number_per_chapter(app, env):
     return changed
 
 
+# The colours of _static/book.css, for the note-style box LaTeX draws for an admonition.
+_CORRECTION_LATEX = ("\\begingroup\\sphinxsetup{"
+                     "div.note_border-TeXcolor={RGB}{164,70,31},"
+                     "div.note_background-TeXcolor={RGB}{251,238,230},"
+                     "div.note_title-background-TeXcolor={RGB}{246,214,196},"
+                     "div.note_title-foreground-TeXcolor={RGB}{164,70,31}}\n")
+
+
+def _corrections_for_latex(app, doctree, docname):
+    """In the PDF, draw every admonition of class ``correction`` in the correction colours."""
+    if app.builder.name != "latex":
+        return
+    for box in list(doctree.findall(nodes.admonition)):
+        if "correction" in box.get("classes", []):
+            parent = box.parent
+            at = parent.index(box)
+            parent.insert(at + 1, nodes.raw("", "\\endgroup\n", format="latex"))
+            parent.insert(at, nodes.raw("", _CORRECTION_LATEX, format="latex"))
+
+
 def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("html-page-context", _summaries_on_search_page)
     app.connect("build-finished", _search_summaries)
     app.connect("doctree-read", _parts_for_latex)
+    app.connect("doctree-resolved", _corrections_for_latex)
     # Before numpydoc (priority 500), which turns the sections into reST of its own.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)
