@@ -90,10 +90,20 @@ def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
     assert not wrong, f"{edition} book: numbers without their chapter's prefix: {wrong}"
     assert any(n.startswith("Theorem 4.") for n in seen["04-svm"]), seen["04-svm"]
     assert any(n.startswith("Theorem A.") for n in seen["A-optimisation"]), seen["A-optimisation"]
-    # A reference to a theorem reads as the theorem is numbered.
+    # A reference reads as its target is numbered: "Theorem 11.2", never a number of the book.
     hpca = (html / "chapters" / "11-hpca.html").read_text(encoding="utf-8")
-    refs = re.findall(r'<a class="reference internal" href="#ch11-[^"]*"[^>]*>.*?</a>', hpca, re.S)
-    assert refs and all(re.search(r"Theorem 11\.\d", unescape(re.sub(r"<[^>]+>", "", r))) for r in refs), refs
+    links = [unescape(re.sub(r"<[^>]+>", "", m)).strip() for m in
+             re.findall(r'<a class="reference internal" href="#ch11-thm-[^"]*"[^>]*>(.*?)</a>', hpca, re.S)]
+    assert links and all(re.match(r"Theorem 11\.\d+\b", t) for t in links), links
+    unprefixed = []
+    for path in CHAPTERS:
+        page = (html / "chapters" / f"{path.stem}.html").read_text(encoding="utf-8")
+        for text in re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', page, re.S):
+            text = unescape(re.sub(r"<[^>]+>", "", text)).strip()
+            match = re.match(r"(Theorem|Definition|Lemma|Proposition|Corollary|Example|Exercise) ([^\s,;:()]+)", text)
+            if match and not re.fullmatch(r"([0-9]+|[A-Z])\.\d+", match.group(2).rstrip(".")):
+                unprefixed.append(f"{path.stem}: {text}")
+    assert not unprefixed, f"{edition} book: references without a chapter number: {unprefixed}"
 
 
 # ------------------------------------------------------------------------- bibliography
