@@ -350,3 +350,32 @@ def test_correction_style_is_defined():
     css = (ROOT / "_static" / "book.css").read_text(encoding="utf-8")
     assert re.search(r"\.admonition\.correction\s*>\s*\.admonition-title", css)
     assert re.search(r"\.correction[^{]*\{[^}]*border-color", css)
+
+
+# ------------------------------------------------------------------ notation and intro
+
+def test_notation_appendix_is_listed_linked_and_covers_the_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    appendices = next(p for p in toc["parts"] if p.get("caption") == "Appendices")
+    assert {"file": "notation"} in appendices["chapters"], "notation.md is not under Appendices"
+    notation = (ROOT / "notation.md").read_text(encoding="utf-8")
+    assert notation.startswith("(notation)=\n# Notation"), "the page needs the label (notation)= and its title"
+    assert "{ref}`notation`" in (ROOT / "intro.md").read_text(encoding="utf-8"), "the intro does not link it"
+    linked = set(re.findall(r"\{doc\}`[^`<]*<(chapters/[^>]+)>`", notation))
+    missing = [c.stem for c in CHAPTERS if f"chapters/{c.stem}" not in linked and c.stem != "B-performance"]
+    assert not missing, f"the notation page names no symbol from: {missing}"
+
+
+@pytest.mark.slow
+def test_intro_numbers_each_chapter_once(student_html):
+    """The intro's chapter list is a bullet list of titles that carry their own numbers."""
+    intro = (student_html / "intro.html").read_text(encoding="utf-8")
+    items = re.findall(r'<li><p><a class="reference internal" href="chapters/([^"]+)\.html">'
+                       r'<span class="doc">([^<]*)</span>', intro)
+    assert len(items) >= 12, items
+    for stem, title in items:
+        assert title.startswith(f"{chapter_number(title)}. "), title
+        assert re.match(rf"0?{chapter_number(title)}-", stem), (stem, title)
+    opening = re.search(rf'<(ul|ol)\b[^>]*>\s*<li><p><a class="reference internal" href="chapters/{items[0][0]}\.html"',
+                        intro)
+    assert opening and opening.group(1) == "ul", "the chapter list is numbered twice (an ordered list)"
