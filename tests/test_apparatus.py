@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
@@ -73,6 +75,27 @@ def test_numbers_restart_in_every_chapter():
     assert env.toc_fignumbers["chapters/A-optimisation"] == {"theorem": {"t3": ("A", 1)}}
     assert env.toc_fignumbers["notation"] == {"table": {"x": (1,), "y": (2,)}}
     assert sorted(changed) == sorted(env.toc_fignumbers)
+
+
+def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
+    """Labelled equations and theorems of a two-chapter book, and the references to them."""
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx_proof", "lecturelib._sphinx_book"]\n'
+        'myst_enable_extensions = ["dollarmath", "amsmath"]\nroot_doc = "index"\n')
+    (tmp_path / "index.md").write_text("# Book\n\n```{toctree}\nfour\nappendix\n```\n")
+    (tmp_path / "four.md").write_text(
+        "# 4. Kernels\n\n$$ a = b $$ (four-a)\n\n$$ c = d $$ (four-c)\n\n"
+        "See {eq}`four-c` and {prf:ref}`four-thm`.\n\n```{prf:theorem} T\n:label: four-thm\n\nx\n```\n")
+    (tmp_path / "appendix.md").write_text(
+        "# A. Optimisation\n\n$$ e = f $$ (app-e)\n\n```{prf:theorem} U\n:label: app-thm\n\ny\n```\n")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    four = (tmp_path / "out" / "four.html").read_text(encoding="utf-8")
+    appendix = (tmp_path / "out" / "appendix.html").read_text(encoding="utf-8")
+    assert EQUATION_NUMBER.findall(four) == ["4.1", "4.2"] and EQUATION_NUMBER.findall(appendix) == ["A.1"]
+    assert CAPTION_NUMBER.findall(four) == [("Theorem", "4.1")] and CAPTION_NUMBER.findall(appendix) == [("Theorem", "A.1")]
+    assert re.search(r'href="#[^"]*four-c">\(4\.2\)</a>', four) and re.search(r'href="#four-thm">Theorem 4\.1</a>', four)
 
 
 @pytest.mark.slow
