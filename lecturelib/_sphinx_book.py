@@ -36,7 +36,9 @@ Exercises, ...) starts with a ``\\part`` page, as the HTML book's sidebar groups
 the ``genindex`` page (the HTML book's general index, listed under Back matter) is left out:
 it is empty in the source, and LaTeX prints its own index.  A correction box (an
 admonition with the class ``correction``; in the HTML book styled by ``_static/book.css``)
-is drawn in the same rust colour in the PDF.
+is drawn in the same rust colour in the PDF.  LaTeX numbers labelled equations itself;
+the chapter titles are unnumbered there (``secnumdepth`` -1), so each chapter's file
+starts the equation counter afresh under its own number: "(4.3)", "(A.1)", as in the HTML.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
@@ -284,6 +286,23 @@ def _corrections_for_latex(app, doctree, docname):
             parent.insert(at, nodes.raw("", _CORRECTION_LATEX, format="latex"))
 
 
+def _equation_numbers_for_latex(app, doctree, docname):
+    """In the PDF, number each chapter's equations with its own number ("4.3", "A.1")."""
+    if app.builder.name != "latex":
+        return
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        title = app.env.titles.get(start.get("docname"))
+        number = chapter_number(title.astext()) if title is not None else None
+        if number is None:
+            tex = "\\setcounter{equation}{0}\\renewcommand{\\theequation}{\\arabic{equation}}\n"
+        else:
+            # A distinct chapter counter per chapter keeps hyperref's equation anchors apart.
+            counter = int(number) if number.isdigit() else 100 + ord(number) - ord("A")
+            tex = (f"\\setcounter{{chapter}}{{{counter}}}\\setcounter{{equation}}{{0}}"
+                   f"\\renewcommand{{\\theequation}}{{{number}.\\arabic{{equation}}}}\n")
+        start.insert(0, nodes.raw("", tex, format="latex"))
+
+
 def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
@@ -291,6 +310,7 @@ def setup(app):
     app.connect("build-finished", _search_summaries)
     app.connect("doctree-read", _parts_for_latex)
     app.connect("doctree-resolved", _corrections_for_latex)
+    app.connect("doctree-resolved", _equation_numbers_for_latex)
     # Before numpydoc (priority 500), which turns the sections into reST of its own.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)
