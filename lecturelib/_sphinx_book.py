@@ -16,15 +16,38 @@ this extension handles them while the docstrings are read, without changing the 
   ``Attributes`` or ``Returns`` list would be read by numpydoc as one more entry of the
   list; it is moved up to the end of the description, where the reader looks for it.
 
+Theorems, definitions, examples, numbered equations (everything Sphinx numbers through
+``numfig``) are numbered per chapter: "Theorem 4.2", equation "(4.3)", "Theorem A.1" in
+appendix A.  The chapter's number is the one its title carries ("4. Support vector
+machines", "A. Constrained optimisation"), so the book needs no numbered toctree (which
+would number the titles a second time).  A page whose title has no number numbers its
+items from 1 on its own.
+
+The search page shows a snippet of text under each hit.  Sphinx's search page fetches
+every hit's page to cut the snippet from it, which browsers refuse for pages opened from
+disk (``file://``, the offline book; Sphinx issues 9156 and 10407), so the hits came without
+snippets.  At the end of an HTML build the text of every page's article (the page as
+built: in the student book without its solutions) is written to
+``_static/search-summaries.js``, which only the search page loads; it answers the search
+page's requests for those pages from that text, so no page is fetched at all.
+
 In the PDF (the LaTeX builder), each captioned part of ``_toc.yml`` (Chapters, Appendices,
-Exercises, ...) starts with a ``\\part`` page, as the HTML book's sidebar groups them.
+Exercises, ...) starts with a ``\\part`` page, as the HTML book's sidebar groups them, and
+the ``genindex`` page (the HTML book's general index, listed under Back matter) is left out:
+it is empty in the source, and LaTeX prints its own index.  A correction box (an
+admonition with the class ``correction``; in the HTML book styled by ``_static/book.css``)
+is drawn in the same rust colour in the PDF.  LaTeX numbers labelled equations itself;
+the chapter titles are unnumbered there (``secnumdepth`` -1), so each chapter's file
+starts the equation counter afresh under its own number: "(4.3)", "(A.1)", as in the HTML.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
@@ -127,6 +150,74 @@ def _skip_member(app, what, name, obj, skip, options):
     return None
 
 
+# ---------------------------------------------------------------- search-result snippets
+
+SEARCH_SUMMARIES = "search-summaries.js"
+_ARTICLE = re.compile(r'<article\b[^>]*class="bd-article"[^>]*>(.*)</article>', re.S)
+_DROPPED = re.compile(r'<(script|style)\b.*?</\1>|<a\b[^>]*class="headerlink"[^>]*>.*?</a>', re.S)
+_SECTION_OPEN = re.compile(r'<section\b[^>]*?\bid="([^"]*)"[^>]*>')
+_BLOCK_END = re.compile(r"</(p|div|li|dt|dd|tr|td|th|h[1-6]|pre|table|figure|blockquote)>|<br\s*/?>")
+_TAG = re.compile(r"<(?!section id=|/section>)[^>]*>")
+
+_SUMMARIES_JS = """\
+/* The search page's snippets, for a book opened from disk (written by lecturelib._sphinx_book).
+   Sphinx's searchtools.js fetches each hit's page to cut a snippet from it; browsers refuse
+   fetch() for file:// pages.  Requests for the book's own pages are answered from the text
+   of each page's article below (sections kept, so a hit's anchor finds its section). */
+(() => {
+  const pages = %s;
+  const fetchPage = window.fetch.bind(window);
+  window.fetch = (resource, init) => {
+    const root = document.documentElement.dataset.content_root || "";
+    const suffix = DOCUMENTATION_OPTIONS.FILE_SUFFIX;
+    if (typeof resource === "string" && resource.startsWith(root) && resource.endsWith(suffix)) {
+      const doc = resource.slice(root.length, resource.length - suffix.length);
+      if (Object.prototype.hasOwnProperty.call(pages, doc)) {
+        const html = '<div role="main">' + pages[doc] + "</div>";
+        return Promise.resolve(new Response(html, {headers: {"Content-Type": "text/html"}}));
+      }
+    }
+    return fetchPage(resource, init);
+  };
+})();
+"""
+
+
+def article_text(page_html: str) -> str:
+    """The text of a built page's article as minimal HTML: ``<section id>`` tags and text.
+
+    Entities stay escaped (the result is HTML); tags other than sections are dropped, with
+    a space where a block ends so that words of adjacent blocks do not run together.
+    """
+    match = _ARTICLE.search(page_html)
+    if not match:
+        return ""
+    body = _DROPPED.sub("", match.group(1))
+    body = _SECTION_OPEN.sub(lambda m: f'<section id="{m.group(1)}">', body)
+    body = _TAG.sub("", _BLOCK_END.sub(" ", body))
+    return re.sub(r"\s+", " ", body).strip()
+
+
+def _search_summaries(app, exception):
+    """Write the article text of every page for the search page (see the module docstring)."""
+    if exception is not None or app.builder.format != "html" or not app.config.html_show_search_summary:
+        return
+    outdir = Path(app.outdir)
+    pages = {}
+    for docname in sorted(app.env.found_docs):
+        page = outdir / f"{docname}{app.builder.out_suffix}"
+        if page.is_file():
+            pages[docname] = article_text(page.read_text(encoding="utf-8"))
+    data = json.dumps(pages, ensure_ascii=True, sort_keys=True).replace("</", "<\\/")
+    (outdir / "_static").mkdir(exist_ok=True)
+    (outdir / "_static" / SEARCH_SUMMARIES).write_text(_SUMMARIES_JS % data, encoding="utf-8")
+
+
+def _summaries_on_search_page(app, pagename, templatename, context, doctree):
+    if pagename == "search" and app.builder.format == "html":
+        app.add_js_file(SEARCH_SUMMARIES)  # on this page only (called from html-page-context)
+
+
 def _parts_for_latex(app, doctree):
     """Before each captioned toctree of the root document, a LaTeX ``\\part`` of that caption."""
     if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
@@ -138,10 +229,88 @@ def _parts_for_latex(app, doctree):
         anchor = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
         part = nodes.raw("", f"\\part{{{tex_escape(caption)}}}\n", format="latex")
         anchor.parent.insert(anchor.parent.index(anchor), part)
+        toctree["entries"] = [(title, ref) for title, ref in toctree["entries"] if ref != "genindex"]
+        toctree["includefiles"] = [ref for ref in toctree.get("includefiles", []) if ref != "genindex"]
+
+
+# "4. Support vector machines" -> "4"; "A. Constrained optimisation" -> "A".
+_TITLE_NUMBER = re.compile(r"^\s*(\d+|[A-Z])\.\s")
+
+
+def chapter_number(title: str) -> str | None:
+    """The number a chapter title starts with ("12", "A"), or None for an unnumbered page."""
+    match = _TITLE_NUMBER.match(title)
+    return match.group(1) if match else None
+
+
+def _number_per_chapter(app, env):
+    """Renumber what Sphinx numbered through the whole book, chapter by chapter.
+
+    Sphinx's toctree collector (``env-get-updated``, run before this listener) counts each
+    kind (theorem, equation, figure, ...) through the book when the toctree is not
+    numbered.  Here every page's items of each kind are counted again from 1, in the order
+    Sphinx found them, and prefixed with the page's chapter number.  Every consumer
+    (sphinx-proof's titles and ``{prf:ref}``, equation numbers, ``{numref}``, the LaTeX
+    builder) reads these numbers from ``env.toc_fignumbers``.
+    """
+    changed = []
+    for docname, kinds in env.toc_fignumbers.items():
+        title = env.titles.get(docname)
+        number = chapter_number(title.astext()) if title is not None else None
+        prefix = () if number is None else (int(number) if number.isdigit() else number,)
+        renumbered = {kind: {node_id: (*prefix, i) for i, node_id in enumerate(ids, start=1)}
+                      for kind, ids in kinds.items()}
+        if renumbered != kinds:
+            env.toc_fignumbers[docname] = renumbered
+            changed.append(docname)
+    return changed
+
+
+# The colours of _static/book.css, for the note-style box LaTeX draws for an admonition.
+_CORRECTION_LATEX = ("\\begingroup\\sphinxsetup{"
+                     "div.note_border-TeXcolor={RGB}{164,70,31},"
+                     "div.note_background-TeXcolor={RGB}{251,238,230},"
+                     "div.note_title-background-TeXcolor={RGB}{246,214,196},"
+                     "div.note_title-foreground-TeXcolor={RGB}{164,70,31}}\n")
+
+
+def _corrections_for_latex(app, doctree, docname):
+    """In the PDF, draw every admonition of class ``correction`` in the correction colours."""
+    if app.builder.name != "latex":
+        return
+    for box in list(doctree.findall(nodes.admonition)):
+        if "correction" in box.get("classes", []):
+            parent = box.parent
+            at = parent.index(box)
+            parent.insert(at + 1, nodes.raw("", "\\endgroup\n", format="latex"))
+            parent.insert(at, nodes.raw("", _CORRECTION_LATEX, format="latex"))
+
+
+def _equation_numbers_for_latex(app, doctree, docname):
+    """In the PDF, number each chapter's equations with its own number ("4.3", "A.1")."""
+    if app.builder.name != "latex":
+        return
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        title = app.env.titles.get(start.get("docname"))
+        number = chapter_number(title.astext()) if title is not None else None
+        if number is None:
+            tex = "\\setcounter{equation}{0}\\renewcommand{\\theequation}{\\arabic{equation}}\n"
+        else:
+            # A distinct chapter counter per chapter keeps hyperref's equation anchors apart.
+            counter = int(number) if number.isdigit() else 100 + ord(number) - ord("A")
+            tex = (f"\\setcounter{{chapter}}{{{counter}}}\\setcounter{{equation}}{{0}}"
+                   f"\\renewcommand{{\\theequation}}{{{number}.\\arabic{{equation}}}}\n")
+        start.insert(0, nodes.raw("", tex, format="latex"))
 
 
 def setup(app):
+    # After the toctree collector's listener (priority 500), which assigns the numbers.
+    app.connect("env-get-updated", _number_per_chapter, priority=900)
+    app.connect("html-page-context", _summaries_on_search_page)
+    app.connect("build-finished", _search_summaries)
     app.connect("doctree-read", _parts_for_latex)
+    app.connect("doctree-resolved", _corrections_for_latex)
+    app.connect("doctree-resolved", _equation_numbers_for_latex)
     # Before numpydoc (priority 500), which turns the sections into reST of its own.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 NAME = "ml-theory-course"
 COPIED = ["requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", "intro.md", "howto.md",
-          "bibliography.md", "references.bib"]
+          "notation.md", "bibliography.md", "genindex.md", "references.bib"]
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
@@ -50,6 +50,7 @@ def write_release(out: Path, html: Path) -> Path:
     shutil.copytree(ROOT / "lecturelib", target / "lecturelib", ignore=IGNORED)
     shutil.copytree(ROOT / "exercises", target / "exercises", ignore=IGNORED)
     shutil.copytree(ROOT / "reference", target / "reference", ignore=IGNORED)
+    shutil.copytree(ROOT / "_static", target / "_static", ignore=IGNORED)
     for chapter in sorted((ROOT / "chapters").glob("*.ipynb")):
         write_student_notebook(chapter, target / "chapters" / chapter.name)
     shutil.copytree(html, target / "book", ignore=shutil.ignore_patterns(".buildinfo"))

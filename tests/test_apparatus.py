@@ -1,0 +1,404 @@
+"""The apparatus of a textbook: numbering per chapter, bibliography, index, search, corrections.
+
+- Theorems, definitions, examples and numbered equations carry their chapter's number
+  ("Theorem 4.2", "(4.3)", "Theorem A.1"), taken from the chapter title's own number.
+- Every bibliography entry has a DOI or a URL and is cited somewhere in the book.
+- The general index is in the navigation (Back matter) and linked from the intro, and has
+  entries for the chapters' terms, not only for the library reference.
+- The search page shows a text snippet under each hit, also for a book opened from disk,
+  and in the student book no snippet holds solution text.
+- Every correction is one kind of box: ```{admonition} Correction to the notes``` with the
+  option ``:class: correction`` (styled in ``_static/book.css``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from html import unescape
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from docutils import nodes
+
+from lecturelib._sphinx_book import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CAPTION_NUMBER = re.compile(r'<span class="caption-number">(\w+) ([0-9A-Z][0-9A-Z.]*) </span>')
+EQUATION_NUMBER = re.compile(r'<span class="eqno">\(([^)<]*)\)')
+
+
+def markdown_cells(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+            if c["cell_type"] == "markdown"]
+
+
+def chapter_title(path: Path) -> str:
+    first = markdown_cells(path)[0]
+    return next(line for line in first.splitlines() if line.startswith("# "))[2:]
+
+
+# ------------------------------------------------------------------ numbering per chapter
+
+def test_chapter_number_is_read_from_the_title():
+    assert chapter_number("4. Support vector machines") == "4"
+    assert chapter_number("12. Metric learning") == "12"
+    assert chapter_number("A. Constrained optimisation") == "A"
+    assert chapter_number("Notation") is None
+    assert chapter_number("3D geometry") is None
+
+
+def test_every_chapter_title_carries_its_number():
+    for path in CHAPTERS:
+        number = chapter_number(chapter_title(path))
+        assert number == path.stem.split("-")[0].lstrip("0"), f"{path.name}: title {chapter_title(path)!r}"
+
+
+def test_numbers_restart_in_every_chapter():
+    """The hook renumbers Sphinx's book-wide counts page by page, prefixed with the chapter."""
+    env = SimpleNamespace(
+        titles={"chapters/04-svm": nodes.title(text="4. Support vector machines"),
+                "chapters/A-optimisation": nodes.title(text="A. Constrained optimisation"),
+                "notation": nodes.title(text="Notation")},
+        toc_fignumbers={"chapters/04-svm": {"theorem": {"t1": (7,), "t2": (8,)}, "displaymath": {"e1": (3,)}},
+                        "chapters/A-optimisation": {"theorem": {"t3": (30,)}},
+                        "notation": {"table": {"x": (5,), "y": (6,)}}})
+    changed = _number_per_chapter(None, env)
+    assert env.toc_fignumbers["chapters/04-svm"] == {"theorem": {"t1": (4, 1), "t2": (4, 2)},
+                                                     "displaymath": {"e1": (4, 1)}}
+    assert env.toc_fignumbers["chapters/A-optimisation"] == {"theorem": {"t3": ("A", 1)}}
+    assert env.toc_fignumbers["notation"] == {"table": {"x": (1,), "y": (2,)}}
+    assert sorted(changed) == sorted(env.toc_fignumbers)
+
+
+def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
+    """Labelled equations and theorems of a two-chapter book, and the references to them."""
+    (tmp_path / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx_proof", "lecturelib._sphinx_book"]\n'
+        'myst_enable_extensions = ["dollarmath", "amsmath"]\nroot_doc = "index"\n')
+    (tmp_path / "index.md").write_text("# Book\n\n```{toctree}\nfour\nappendix\n```\n")
+    (tmp_path / "four.md").write_text(
+        "# 4. Kernels\n\n$$ a = b $$ (four-a)\n\n$$ c = d $$ (four-c)\n\n"
+        "See {eq}`four-c` and {prf:ref}`four-thm`.\n\n```{prf:theorem} T\n:label: four-thm\n\nx\n```\n")
+    (tmp_path / "appendix.md").write_text(
+        "# A. Optimisation\n\n$$ e = f $$ (app-e)\n\n```{prf:theorem} U\n:label: app-thm\n\ny\n```\n")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path), str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    four = (tmp_path / "out" / "four.html").read_text(encoding="utf-8")
+    appendix = (tmp_path / "out" / "appendix.html").read_text(encoding="utf-8")
+    assert EQUATION_NUMBER.findall(four) == ["4.1", "4.2"] and EQUATION_NUMBER.findall(appendix) == ["A.1"]
+    assert CAPTION_NUMBER.findall(four) == [("Theorem", "4.1")] and CAPTION_NUMBER.findall(appendix) == [("Theorem", "A.1")]
+    assert re.search(r'href="#[^"]*four-c">\(4\.2\)</a>', four) and re.search(r'href="#four-thm">Theorem 4\.1</a>', four)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["student", "instructor"])
+def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
+    html = request.getfixturevalue(f"{edition}_html")
+    wrong, seen = [], {}
+    for path in CHAPTERS:
+        number = chapter_number(chapter_title(path))
+        page = (html / "chapters" / f"{path.stem}.html").read_text(encoding="utf-8")
+        numbers = [f"{kind} {n}" for kind, n in CAPTION_NUMBER.findall(page)]
+        numbers += [f"equation ({n})" for n in EQUATION_NUMBER.findall(page)]
+        seen[path.stem] = numbers
+        wrong += [f"{path.stem}: {n}" for n in numbers if not n.split(" ", 1)[1].strip("()").startswith(f"{number}.")]
+    assert not wrong, f"{edition} book: numbers without their chapter's prefix: {wrong}"
+    assert any(n.startswith("Theorem 4.") for n in seen["04-svm"]), seen["04-svm"]
+    assert any(n.startswith("Theorem A.") for n in seen["A-optimisation"]), seen["A-optimisation"]
+    # A reference reads as its target is numbered: "Theorem 11.2", never a number of the book.
+    hpca = (html / "chapters" / "11-hpca.html").read_text(encoding="utf-8")
+    links = [unescape(re.sub(r"<[^>]+>", "", m)).strip() for m in
+             re.findall(r'<a class="reference internal" href="#ch11-thm-[^"]*"[^>]*>(.*?)</a>', hpca, re.S)]
+    assert links and all(re.match(r"Theorem 11\.\d+\b", t) for t in links), links
+    unprefixed = []
+    for path in CHAPTERS:
+        page = (html / "chapters" / f"{path.stem}.html").read_text(encoding="utf-8")
+        for text in re.findall(r'<a class="reference internal"[^>]*>(.*?)</a>', page, re.S):
+            text = unescape(re.sub(r"<[^>]+>", "", text)).strip()
+            match = re.match(r"(Theorem|Definition|Lemma|Proposition|Corollary|Example|Exercise) ([^\s,;:()]+)", text)
+            if match and not re.fullmatch(r"([0-9]+|[A-Z])\.\d+", match.group(2).rstrip(".")):
+                unprefixed.append(f"{path.stem}: {text}")
+    assert not unprefixed, f"{edition} book: references without a chapter number: {unprefixed}"
+
+
+# ------------------------------------------------------------------------- bibliography
+
+def bib_entries() -> dict[str, dict[str, str]]:
+    """Key -> lower-cased field names with their values, read with pybtex (what the book uses)."""
+    from pybtex.database import parse_file
+    data = parse_file(str(ROOT / "references.bib"))
+    return {key: {k.lower(): v for k, v in entry.fields.items()} for key, entry in data.entries.items()}
+
+
+def book_sources() -> dict[str, str]:
+    """The text of every page of the book's table of contents (notebooks: Markdown cells)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            files.extend([node["file"]] if "file" in node else [])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(toc.get("parts", []))
+    texts = {}
+    for name in files:
+        for suffix in (".md", ".ipynb"):
+            path = ROOT / f"{name}{suffix}"
+            if path.is_file():
+                texts[name] = ("\n".join(markdown_cells(path)) if suffix == ".ipynb"
+                               else path.read_text(encoding="utf-8"))
+    return texts
+
+
+def cited_keys() -> set[str]:
+    keys = set()
+    for text in book_sources().values():
+        for group in re.findall(r"\{cite(?::[\w-]+)?\}`([^`]+)`", text):
+            keys.update(k.strip() for k in group.split(","))
+    return keys
+
+
+def test_every_bibliography_entry_has_a_doi_or_url():
+    missing = [key for key, fields in bib_entries().items() if not (fields.get("doi") or fields.get("url"))]
+    assert not missing, f"references.bib entries without doi or url: {missing}"
+    for key, fields in bib_entries().items():
+        if "doi" in fields:
+            assert re.fullmatch(r"10\.\d{4,9}/\S+", fields["doi"]), f"{key}: doi {fields['doi']!r}"
+        if "url" in fields:
+            assert re.fullmatch(r"https?://\S+", fields["url"]), f"{key}: url {fields['url']!r}"
+
+
+def test_every_bibliography_entry_is_cited():
+    entries, cited = set(bib_entries()), cited_keys()
+    assert cited, "no {cite} role found: the citation pattern no longer matches the sources"
+    unknown = sorted(cited - entries)
+    assert not unknown, f"cited but not in references.bib: {unknown}"
+    uncited = sorted(entries - cited)
+    assert not uncited, f"in references.bib but cited nowhere in the book: {uncited}"
+
+
+# ---------------------------------------------------------------------------- the index
+
+def index_targets(html: Path) -> list[str]:
+    """The page of every entry of the general index."""
+    page = (html / "genindex.html").read_text(encoding="utf-8")
+    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', page, re.S))
+    return [href.split("#")[0] for href in re.findall(r'<a href="([^"]+)"', table)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("edition", ["student", "instructor"])
+def test_general_index_is_reachable_and_has_entries(edition, request):
+    html = request.getfixturevalue(f"{edition}_html")
+    intro = (html / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'<a class="reference internal" href="genindex.html">', intro), "the intro does not link the index"
+    nav = re.search(r'<nav class="[^"]*bd-docs-nav[^"]*".*?</nav>', intro, re.S)
+    assert nav and 'href="genindex.html"' in nav.group(0), "the index is not in the navigation"
+    targets = index_targets(html)
+    assert len(targets) > 50, f"{edition} book: the index has {len(targets)} entries"
+    concept = [t for t in targets if not t.startswith("reference/")]
+    assert concept, "the index lists only the library reference, no term of the text"
+    assert "notation.html" in concept
+
+
+@pytest.mark.slow
+def test_every_chapter_has_index_entries(student_html):
+    targets = set(index_targets(student_html))
+    missing = [c.stem for c in CHAPTERS if f"chapters/{c.stem}.html" not in targets]
+    assert not missing, f"chapters with no entry in the general index: {missing}"
+
+
+# ------------------------------------------------------------------------------- search
+
+def test_article_text_keeps_sections_and_drops_markup():
+    page = ('<html><body><nav>menu</nav><article class="bd-article" role="main">'
+            '<section id="one"><h1>Title<a class="headerlink" href="#one">#</a></h1>'
+            '<p>First <em>word</em>.</p><script>var x = 1;</script><p>Second &amp; last</p>'
+            '<section class="x" id="two"><p>Inner</p></section></section></article></body></html>')
+    assert article_text(page) == ('<section id="one">Title First word. Second &amp; last '
+                                  '<section id="two">Inner </section></section>')
+    assert article_text("<html>no article</html>") == ""
+
+
+def summaries(html: Path) -> dict[str, str]:
+    """Docname -> the text the search page cuts its snippets from (markup removed)."""
+    script = (html / "_static" / SEARCH_SUMMARIES).read_text(encoding="utf-8")
+    data = json.loads(re.search(r"const pages = (\{.*?\});\n", script, re.S).group(1))
+    return {doc: unescape(re.sub(r"<[^>]+>", " ", text)) for doc, text in data.items()}
+
+
+def solution_fragments(text: str, width: int = 40) -> list[str]:
+    """Pieces of ``text`` (``width`` characters) that are solution text and not public text."""
+    from solutiontext import public_text, solution_lines
+    lines, public = [line for _, line in solution_lines()], public_text()
+    found = []
+    for start in range(0, max(len(text) - width, 0) + 1, 10):
+        piece = text[start:start + width]
+        if len(piece.strip()) >= 25 and any(piece in line for line in lines) and piece not in public:
+            found.append(piece)
+    return found
+
+
+@pytest.mark.slow
+def test_search_summaries_cover_every_page_and_hold_no_solution(student_html):
+    texts = summaries(student_html)
+    pages = {p.relative_to(student_html).with_suffix("").as_posix() for p in student_html.rglob("*.html")
+             if not {"_static", "_sources"}.intersection(p.parts)}
+    assert {"intro", "chapters/01-bayes", "exercises/01-bayes"} <= set(texts)
+    assert not set(texts) - pages, "summaries of pages the book does not have"
+    assert "Bayes" in texts["chapters/01-bayes"]
+    from solutiontext import solution_lines
+    lines = [line for _, line in solution_lines()]
+    leaked = [(doc, line) for doc, text in texts.items() for line in lines if line in text]
+    assert not leaked, f"solution text in the search summaries: {leaked[:3]}"
+
+
+def search_hits(browser, html: Path, query: str) -> list[dict]:
+    """Type ``query`` into the search page; the hits, each with its title and snippet."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        tab.goto((html / "search.html").as_uri(), wait_until="load")
+        box = tab.locator('.bd-search-container form.bd-search input[name="q"]').first
+        box.fill(query)
+        box.press("Enter")
+        tab.wait_for_function("() => /Search finished|did not match/.test("
+                              "document.querySelector('#search-results')?.textContent || '')", timeout=60_000)
+        # Snippets arrive after the list; wait until every hit without a description has one.
+        try:
+            tab.wait_for_function("() => [...document.querySelectorAll('ul.search > li')]"
+                                  ".every(li => li.querySelector('span') || li.querySelector('p.context'))",
+                                  timeout=10_000)
+        except Exception:  # the assertion below names the hits without a snippet
+            pass
+        return tab.evaluate("""() => [...document.querySelectorAll('ul.search > li')].map(li => ({
+            title: li.querySelector('a').textContent,
+            href: li.querySelector('a').getAttribute('href'),
+            described: !!li.querySelector(':scope > span'),
+            snippet: (li.querySelector('p.context') || {}).textContent || ''}))""")
+    finally:
+        tab.close()
+
+
+def solution_queries(count: int = 4) -> list[str]:
+    """Words taken from solution lines: a search for them is where a leak would show."""
+    from solutiontext import solution_lines
+    words = []
+    for _, line in solution_lines():
+        candidates = [w for w in re.findall(r"[A-Za-z]{7,}", line) if w.lower() not in {w.lower() for w in words}]
+        if candidates:
+            words.append(max(candidates, key=len))
+        if len(words) == count:
+            break
+    return words
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.parametrize("edition", ["student", "instructor"])
+def test_search_shows_snippets_without_solutions(edition, request, browser):
+    html = request.getfixturevalue(f"{edition}_html")
+    queries = ["posterior", "kernel", "shattered"] + (solution_queries() if edition == "student" else [])
+    for query in queries:
+        hits = search_hits(browser, html, query)
+        if query in ("posterior", "kernel", "shattered"):
+            assert hits, f"{edition} book: no hit for {query!r}"
+        bare = [h["href"] for h in hits if not h["described"] and not h["snippet"].strip()]
+        assert not bare, f"{edition} book, {query!r}: hits without a snippet: {bare[:5]}"
+        if query == "posterior":
+            assert any("posterior" in h["snippet"].lower() for h in hits), "no snippet shows the query"
+        if edition == "student":
+            leaks = [(h["href"], piece) for h in hits for piece in solution_fragments(h["snippet"])]
+            assert not leaks, f"student book, {query!r}: solution text in search snippets: {leaks[:3]}"
+
+
+# ------------------------------------------------------------------------ corrections
+
+DIRECTIVE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
+OPTION = re.compile(r"^:(?P<key>[\w-]+):[ \t]*(?P<value>.*)$")
+
+
+def directives(markdown: str):
+    """(name, argument, options, first body line) of every fenced MyST directive."""
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        match = DIRECTIVE.match(line.strip())
+        if not match:
+            continue
+        options, j = {}, i + 1
+        while j < len(lines) and OPTION.match(lines[j].strip()):
+            option = OPTION.match(lines[j].strip())
+            options[option["key"]] = option["value"]
+            j += 1
+        body = next((ln.strip() for ln in lines[j:] if ln.strip()), "")
+        yield match["name"], match["arg"].strip(), options, body
+
+
+def test_directive_parser_reads_title_and_class():
+    text = "```{admonition} Correction to the notes\n:class: correction\n\nThe bound is 3.\n```"
+    assert list(directives(text)) == [("admonition", "Correction to the notes",
+                                       {"class": "correction"}, "The bound is 3.")]
+
+
+def test_every_correction_box_has_one_style():
+    wrong = []
+    for path in CHAPTERS:
+        for name, arg, options, body in directives("\n".join(markdown_cells(path))):
+            classes = options.get("class", "").split()
+            is_correction = arg.startswith("Correction") or re.match(r"\**Correction", body)
+            if name == "admonition" and arg.startswith("Correction"):
+                if classes != ["correction"]:
+                    wrong.append(f"{path.stem}: {{admonition}} {arg!r} has class {classes or 'none'}, not correction")
+            elif is_correction:
+                wrong.append(f"{path.stem}: a correction written as {{{name}}} {arg!r}")
+            elif "correction" in classes:
+                wrong.append(f"{path.stem}: class correction on {{{name}}} {arg!r}, not titled Correction ...")
+    assert not wrong, "correction boxes must be ```{admonition} Correction to the ...``` + :class: correction:\n" + \
+        "\n".join(wrong)
+
+
+def test_correction_style_is_defined():
+    css = (ROOT / "_static" / "book.css").read_text(encoding="utf-8")
+    assert re.search(r"\.admonition\.correction\s*>\s*\.admonition-title", css)
+    assert re.search(r"\.correction[^{]*\{[^}]*border-color", css)
+
+
+# ------------------------------------------------------------------ notation and intro
+
+def test_notation_appendix_is_listed_linked_and_covers_the_chapters():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    appendices = next(p for p in toc["parts"] if p.get("caption") == "Appendices")
+    assert {"file": "notation"} in appendices["chapters"], "notation.md is not under Appendices"
+    notation = (ROOT / "notation.md").read_text(encoding="utf-8")
+    assert notation.startswith("(notation)=\n# Notation"), "the page needs the label (notation)= and its title"
+    assert "{ref}`notation`" in (ROOT / "intro.md").read_text(encoding="utf-8"), "the intro does not link it"
+    linked = set(re.findall(r"\{doc\}`[^`<]*<(chapters/[^>]+)>`", notation))
+    missing = [c.stem for c in CHAPTERS if f"chapters/{c.stem}" not in linked and c.stem != "B-performance"]
+    assert not missing, f"the notation page names no symbol from: {missing}"
+
+
+@pytest.mark.slow
+def test_intro_numbers_each_chapter_once(student_html):
+    """The intro's chapter list is a bullet list of titles that carry their own numbers."""
+    intro = (student_html / "intro.html").read_text(encoding="utf-8")
+    items = re.findall(r'<li><p><a class="reference internal" href="chapters/([^"]+)\.html">'
+                       r'<span class="doc">([^<]*)</span>', intro)
+    assert len(items) >= 12, items
+    for stem, title in items:
+        assert title.startswith(f"{chapter_number(title)}. "), title
+        assert re.match(rf"0?{chapter_number(title)}-", stem), (stem, title)
+    opening = re.search(rf'<(ul|ol)\b[^>]*>\s*<li><p><a class="reference internal" href="chapters/{items[0][0]}\.html"',
+                        intro)
+    assert opening and opening.group(1) == "ul", "the chapter list is numbered twice (an ordered list)"
