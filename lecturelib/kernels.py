@@ -482,7 +482,8 @@ def polynomial_feature_map(X, degree, theta=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from lecturelib.kernels import polynomial_feature_map, polynomial_kernel
+    >>> from lecturelib.kernels import (polynomial_feature_map,
+    ...                                 polynomial_kernel)
     >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
     >>> Phi = polynomial_feature_map(X, degree=2)
     >>> print(Phi.shape)

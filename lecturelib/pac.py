@@ -152,7 +152,9 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
     Examples
     --------
     >>> from lecturelib.pac import box_error_uniform
-    >>> round(box_error_uniform([0.3, 0.2], [0.6, 0.5], [0.2, 0.1], [0.7, 0.6]), 6)
+    >>> err = box_error_uniform([0.3, 0.2], [0.6, 0.5],
+    ...                         [0.2, 0.1], [0.7, 0.6])
+    >>> round(err, 6)
     0.16
     """
     tl = as_float_array(target_lower, "target_lower", ndim=1)
@@ -268,7 +270,8 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     >>> from lecturelib.pac import finite_class_sample_size
     >>> round(finite_class_sample_size(0.1, 0.05, size=1000), 4)
     99.0349
-    >>> round(finite_class_sample_size(0.1, 0.05, size=1000, realizable=False), 4)
+    >>> m = finite_class_sample_size(0.1, 0.05, size=1000, realizable=False)
+    >>> round(m, 4)
     2119.3269
     """
     if realizable:
@@ -377,7 +380,8 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     --------
     >>> from lecturelib.pac import simulate_rectangle_errors
     >>> errors = simulate_rectangle_errors(50, n_trials=200, random_state=0)
-    >>> print(errors.shape, bool(errors.min() >= 0), bool(errors.mean() < 0.2))
+    >>> print(errors.shape, bool(errors.min() >= 0),
+    ...       bool(errors.mean() < 0.2))
     (200,) True True
     """
     tl, tu = _check_box(target_lower, target_upper)
@@ -418,7 +422,8 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     Examples
     --------
     >>> from lecturelib.pac import simulate_threshold_errors
-    >>> errors = simulate_threshold_errors(50, size=20, n_trials=200, random_state=0)
+    >>> errors = simulate_threshold_errors(50, size=20, n_trials=200,
+    ...                                    random_state=0)
     >>> print(errors.shape, bool(errors.max() <= 1))
     (200,) True
     """
@@ -452,8 +457,10 @@ def simulate_hoeffding_deviation(m, eps, p=0.3, n_trials=20000, random_state=Non
 
     Examples
     --------
-    >>> from lecturelib.pac import simulate_hoeffding_deviation, hoeffding_bound
-    >>> rate = simulate_hoeffding_deviation(100, 0.1, n_trials=2000, random_state=0)
+    >>> from lecturelib.pac import (simulate_hoeffding_deviation,
+    ...                             hoeffding_bound)
+    >>> rate = simulate_hoeffding_deviation(100, 0.1, n_trials=2000,
+    ...                                     random_state=0)
     >>> bool(rate <= hoeffding_bound(100, 0.1))
     True
     """
