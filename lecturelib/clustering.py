@@ -614,9 +614,13 @@ def nassoc_value(W, labels):
 def ncut_value(W, labels):
     r"""Normalised cut :math:`\sum_j \mathrm{cut}(\psi_j, V\setminus\psi_j)/\mathrm{sum}(\psi_j,V)`.
 
-    For two clusters, :math:`\mathrm{Ncut}(A,B) = \mathrm{cut}(A,B)/\mathrm{sum}(A,V) +
-    \mathrm{cut}(A,B)/\mathrm{sum}(B,V)`. Computed from the cut itself (not from the
-    identity ``Ncut = k - Nassoc``), so the identity can be checked.
+    For two clusters,
+
+    .. math:: \mathrm{Ncut}(A,B) = \mathrm{cut}(A,B)/\mathrm{sum}(A,V) +
+              \mathrm{cut}(A,B)/\mathrm{sum}(B,V).
+
+    Computed from the cut itself (not from the identity ``Ncut = k - Nassoc``), so the
+    identity can be checked.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
 

@@ -194,8 +194,12 @@ def _sizes(m):
 def rectangle_sample_size(eps, delta):
     r"""Sample size of the tightest-fit rectangle: :math:`m_0 = (4/\varepsilon)\ln(4/\delta)`.
 
-    From :math:`P(\mathrm{err}(R') > \varepsilon) \le 4(1-\varepsilon/4)^m \le
-    4 e^{-\varepsilon m/4} \le \delta`.  Returns the real number :math:`m_0`.
+    From
+
+    .. math:: P(\mathrm{err}(R') > \varepsilon) \le 4(1-\varepsilon/4)^m \le
+              4 e^{-\varepsilon m/4} \le \delta.
+
+    Returns the real number :math:`m_0`.
 
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
 
@@ -245,8 +249,11 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     .. math:: m_0 = \frac{1}{\varepsilon}\ln\frac{|C|}{\delta}.
 
     Unrealizable case (empirical risk minimisation).  Hoeffding and the union bound give
-    :math:`P(\max_h |\widehat{\mathrm{err}}(h) - \mathrm{err}(h)| \ge \tau)
-    \le 2|C|e^{-2\tau^2 m}`; on the complement the ERM hypothesis has
+
+    .. math:: P(\max_h |\widehat{\mathrm{err}}(h) - \mathrm{err}(h)| \ge \tau)
+              \le 2|C|e^{-2\tau^2 m};
+
+    on the complement the ERM hypothesis has
     :math:`\mathrm{err} \le \mathrm{Opt}(C) + 2\tau`.  Hence
 
     * ``excess="2eps"`` (:math:`\tau = \varepsilon`, error at most Opt + 2ε):
@@ -333,8 +340,10 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
 
 @validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "size": [_POSITIVE]})
 def uniform_convergence_bound(m, eps, size):
-    r"""Claim 11: :math:`P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
-    \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}`.
+    r"""Claim 11, uniform convergence: the bound :math:`2|C|e^{-2\varepsilon^2 m}`.
+
+    .. math:: P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
+              \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}.
 
     Examples
     --------
@@ -407,8 +416,12 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
 def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_state=None):
     r"""Worst error of a consistent hypothesis in a finite class of thresholds.
 
-    The class is :math:`C = \{h_k(x) = [x \ge k/(\mathrm{size}-1)] : k = 0, \dots,
-    \mathrm{size}-1\}` on :math:`[0,1]` with :math:`D` uniform, so
+    The class is
+
+    .. math:: C = \{h_k(x) = [x \ge k/(\mathrm{size}-1)] : k = 0, \dots,
+              \mathrm{size}-1\}
+
+    on :math:`[0,1]` with :math:`D` uniform, so
     :math:`\mathrm{err}(h_k) = |k - k^*|/(\mathrm{size}-1)`.  For each of ``n_trials``
     samples of size ``m`` this returns the largest error among the hypotheses consistent
     with the sample: a failure of *every* consistent learner is a failure here, so

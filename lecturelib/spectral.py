@@ -458,7 +458,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         r"""Squared distance in feature space from each row of ``X`` to the principal subspace.
 
         :math:`\tilde k(x,x) - \|y\|^2`, with
-        :math:`\tilde k(x,x) = k(x,x) - \tfrac2m\sum_i k(x_i,x) + \tfrac1{m^2}\sum_{ij}k(x_i,x_j)`
+
+        .. math:: \tilde k(x,x) = k(x,x) - \tfrac2m\sum_i k(x_i,x)
+                  + \tfrac1{m^2}\sum_{ij}k(x_i,x_j)
+
         when the model is centred and :math:`k(x,x)` otherwise.
 
         Parameters
@@ -510,7 +513,8 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     Classification uses the Bayes rule for Gaussian classes with the shared covariance
     :math:`S_w`; for two classes with equal priors its boundary is the midpoint rule
-    :math:`x^\top S_w^{-1}(\mu_1-\mu_0) - \tfrac12(\mu_1+\mu_0)^\top S_w^{-1}(\mu_1-\mu_0) = 0`.
+
+    .. math:: x^\top S_w^{-1}(\mu_1-\mu_0) - \tfrac12(\mu_1+\mu_0)^\top S_w^{-1}(\mu_1-\mu_0) = 0.
 
     Parameters
     ----------

@@ -567,8 +567,9 @@ def sine_labels(omega, x):
 @validate_params({"m": [_POSITIVE], "l": [_NONNEGATIVE]})
 def balls_probability(m, l):
     """Probability that all ``l`` red balls land in the second half when ``2m`` balls are
-    split at random into two halves of ``m``: :math:`\\binom{m}{l}/\\binom{2m}{l} =
-    \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`.
+    split at random into two halves of ``m``:
+
+    .. math:: \\binom{m}{l}/\\binom{2m}{l} = \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}.
 
     Examples
     --------
