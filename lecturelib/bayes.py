@@ -286,7 +286,8 @@ def incremental_posterior(prior, likelihoods):
     --------
     >>> from lecturelib.bayes import incremental_posterior
     >>> heads = [0.5, 0.9]
-    >>> print(incremental_posterior([0.5, 0.5], [heads, heads, heads]).round(4))
+    >>> post = incremental_posterior([0.5, 0.5], [heads, heads, heads])
+    >>> print(post.round(4))
     [[0.3571 0.6429]
      [0.2358 0.7642]
      [0.1464 0.8536]]
@@ -336,9 +337,13 @@ def bernoulli_mle(tosses, head=0):
 def gaussian_mle(X, covariance_type="full"):
     r"""Maximum likelihood fit of a Gaussian :math:`N(\mu, \Sigma)` to the rows of ``X``.
 
-    .. math:: \hat\mu = \frac1k\sum_i x_i,\qquad
-              \hat\Sigma = \frac1k\sum_i (x_i-\hat\mu)(x_i-\hat\mu)^\top \ \text{(full)},\qquad
-              \hat\sigma^2 = \frac1{kn}\sum_i \lVert x_i-\hat\mu\rVert^2 \ \text{(spherical)}
+    .. math::
+
+        \begin{aligned}
+        \hat\mu &= \frac1k\sum_i x_i,\\
+        \hat\Sigma &= \frac1k\sum_i (x_i-\hat\mu)(x_i-\hat\mu)^\top \ \text{(full)},\\
+        \hat\sigma^2 &= \frac1{kn}\sum_i \lVert x_i-\hat\mu\rVert^2 \ \text{(spherical)}
+        \end{aligned}
 
     for ``k`` samples in ``n`` dimensions.  The ML covariance divides by ``k``, not ``k - 1``.
 
@@ -469,8 +474,12 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
     :math:`\Sigma = \frac1N\sum_j\sum_{i\in j}(x_i-\mu_j)(x_i-\mu_j)^\top` and the
     decision function is linear.  For two classes the boundary is the hyperplane
 
-    .. math:: w^\top x + b = 0,\quad w = \Sigma^{-1}(\mu_1-\mu_0),\quad
-              b = -\tfrac12(\mu_1+\mu_0)^\top\Sigma^{-1}(\mu_1-\mu_0) + \log\frac{\pi_1}{\pi_0},
+    .. math::
+
+        \begin{aligned}
+        &w^\top x + b = 0,\quad w = \Sigma^{-1}(\mu_1-\mu_0),\\
+        &b = -\tfrac12(\mu_1+\mu_0)^\top\Sigma^{-1}(\mu_1-\mu_0) + \log\frac{\pi_1}{\pi_0},
+        \end{aligned}
 
     which with equal priors is the notes' Claim 1 (the boundary passes through the
     midpoint of the means).  ``classes_[1]`` is on the positive side, as in
@@ -507,7 +516,8 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from lecturelib.bayes import GaussianBayesClassifier
-    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0],
+    ...               [3.0, 3.0], [4.0, 3.0], [3.0, 4.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
     >>> clf = GaussianBayesClassifier().fit(X, y)
     >>> print(clf.predict([[0.5, 0.5], [3.5, 3.5]]))

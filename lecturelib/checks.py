@@ -7,7 +7,7 @@ one, a value the question itself states).  In the exercise notebook::
     from lecturelib.checks import public_checks
     check = public_checks("01-bayes")
     ...
-    check("q1")        # prints which public checks of question 1 hold, and why not
+    check("q1")   # prints which public checks of question 1 hold, and why
 
 ``.venv/bin/lecturelib check NOTEBOOK`` runs the notebook and all of its public checks.
 Public checks never count for the grade: the graded checks are different and hidden, and
@@ -138,7 +138,8 @@ class PublicChecks:
     Examples
     --------
     >>> from lecturelib.checks import PublicChecks
-    >>> check = PublicChecks("01-bayes", checks={"q1": [{"expr": "0 <= p <= 1", "why": "p is a probability"}]})
+    >>> q1 = [{"expr": "0 <= p <= 1", "why": "p is a probability"}]
+    >>> check = PublicChecks("01-bayes", checks={"q1": q1})
     >>> p = 0.3
     >>> check("q1")
     q1: 1 of 1 public checks hold

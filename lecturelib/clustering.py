@@ -614,9 +614,13 @@ def nassoc_value(W, labels):
 def ncut_value(W, labels):
     r"""Normalised cut :math:`\sum_j \mathrm{cut}(\psi_j, V\setminus\psi_j)/\mathrm{sum}(\psi_j,V)`.
 
-    For two clusters, :math:`\mathrm{Ncut}(A,B) = \mathrm{cut}(A,B)/\mathrm{sum}(A,V) +
-    \mathrm{cut}(A,B)/\mathrm{sum}(B,V)`. Computed from the cut itself (not from the
-    identity ``Ncut = k - Nassoc``), so the identity can be checked.
+    For two clusters,
+
+    .. math:: \mathrm{Ncut}(A,B) = \mathrm{cut}(A,B)/\mathrm{sum}(A,V) +
+              \mathrm{cut}(A,B)/\mathrm{sum}(B,V).
+
+    Computed from the cut itself (not from the identity ``Ncut = k - Nassoc``), so the
+    identity can be checked.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
 
@@ -808,7 +812,8 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
     >>> from lecturelib.clustering import KMeans
     >>> X = np.array([[0.0, 0.0], [0.0, 1.0], [5.0, 5.0], [5.0, 6.0]])
     >>> km = KMeans(n_clusters=2, random_state=0).fit(X)
-    >>> print(km.labels_[0] == km.labels_[1], km.labels_[0] == km.labels_[2])
+    >>> labels = km.labels_
+    >>> print(labels[0] == labels[1], labels[0] == labels[2])
     True False
     >>> round(float(km.inertia_), 4)
     1.0
@@ -947,8 +952,10 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
     --------
     >>> from lecturelib.clustering import KernelKMeans
     >>> from lecturelib.datasets import concentric_rings
-    >>> X, rings = concentric_rings(n_per_ring=30, radii=(0.0, 2.0), noise=0.05)
-    >>> kkm = KernelKMeans(n_clusters=2, kernel="rbf", gamma=1.0, random_state=0).fit(X)
+    >>> X, rings = concentric_rings(n_per_ring=30, radii=(0.0, 2.0),
+    ...                             noise=0.05)
+    >>> kkm = KernelKMeans(n_clusters=2, kernel="rbf", gamma=1.0,
+    ...                    random_state=0).fit(X)
     >>> len(set(kkm.labels_.tolist()))
     2
     """
@@ -1211,8 +1218,10 @@ class SpectralClustering(ClusterMixin, BaseEstimator):
     >>> from sklearn.metrics import adjusted_rand_score
     >>> from lecturelib.clustering import SpectralClustering
     >>> from lecturelib.datasets import concentric_rings
-    >>> X, rings = concentric_rings(n_per_ring=50, radii=(0.0, 2.0), noise=0.05)
-    >>> sc = SpectralClustering(n_clusters=2, affinity="rbf", gamma=2.0, random_state=0).fit(X)
+    >>> X, rings = concentric_rings(n_per_ring=50, radii=(0.0, 2.0),
+    ...                             noise=0.05)
+    >>> sc = SpectralClustering(n_clusters=2, affinity="rbf", gamma=2.0,
+    ...                         random_state=0).fit(X)
     >>> adjusted_rand_score(rings, sc.labels_)
     1.0
     """

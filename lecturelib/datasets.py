@@ -381,7 +381,8 @@ def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_st
     >>> from lecturelib.datasets import concentric_rings
     >>> X, y = concentric_rings(n_per_ring=100, radii=(1.0, 2.0), noise=0.1)
     >>> radius = np.linalg.norm(X, axis=1)
-    >>> print(X.shape, [round(float(radius[y == k].mean()), 1) for k in (0, 1)])
+    >>> means = [round(float(radius[y == k].mean()), 1) for k in (0, 1)]
+    >>> print(X.shape, means)
     (200, 2) [1.0, 2.0]
     """
     rng = np.random.default_rng(random_state)

@@ -222,7 +222,8 @@ class BernoulliMixture(_PointMixture):
     >>> from lecturelib.em import BernoulliMixture
     >>> rng = np.random.default_rng(0)
     >>> coin = rng.random(400) < 0.4
-    >>> X = (rng.random((400, 3)) < np.where(coin, 0.8, 0.3)[:, None]).astype(int)
+    >>> p = np.where(coin, 0.8, 0.3)[:, None]
+    >>> X = (rng.random((400, 3)) < p).astype(int)
     >>> mix = BernoulliMixture(n_components=2, random_state=0).fit(X)
     >>> print(np.sort(mix.p_).round(1))
     [0.2 0.7]
@@ -348,7 +349,8 @@ class GaussianMixture(_PointMixture):
     >>> import numpy as np
     >>> from lecturelib.em import GaussianMixture
     >>> rng = np.random.default_rng(0)
-    >>> X = np.vstack([rng.normal(0, 0.5, (100, 2)), rng.normal(4, 0.5, (100, 2))])
+    >>> X = np.vstack([rng.normal(0, 0.5, (100, 2)),
+    ...                rng.normal(4, 0.5, (100, 2))])
     >>> gm = GaussianMixture(n_components=2, random_state=0).fit(X)
     >>> print(np.sort(gm.means_[:, 0]).round(0) + 0.0)
     [0. 4.]
@@ -487,10 +489,14 @@ class MultinomialMixture(BaseEstimator):
     :math:`G_{dw}` the count of word :math:`w` in document :math:`d`, EM maximises
     :math:`\sum_{d,w} G_{dw} \ln P(w, d)` with the count-weighted updates
 
-    .. math:: r_{dwj} = \frac{\lambda_j u_j(w) v_j(d)}{\sum_l \lambda_l u_l(w) v_l(d)},\quad
-              u_j(w) \propto \sum_d G_{dw} r_{dwj},\quad
-              v_j(d) \propto \sum_w G_{dw} r_{dwj},\quad
-              \lambda_j \propto \sum_{d,w} G_{dw} r_{dwj}.
+    .. math::
+
+        \begin{aligned}
+        r_{dwj} &= \frac{\lambda_j u_j(w) v_j(d)}{\sum_l \lambda_l u_l(w) v_l(d)},&
+        \lambda_j &\propto \sum_{d,w} G_{dw} r_{dwj},\\
+        u_j(w) &\propto \sum_d G_{dw} r_{dwj},&
+        v_j(d) &\propto \sum_w G_{dw} r_{dwj}.
+        \end{aligned}
 
     (The notes weight the word update by the word frequency :math:`N(w)` instead; that
     update is wrong and can lower the likelihood.)  Only the non-zero cells of ``X``
@@ -534,8 +540,10 @@ class MultinomialMixture(BaseEstimator):
     --------
     >>> import numpy as np
     >>> from lecturelib.em import MultinomialMixture
-    >>> counts = np.array([[5, 4, 0, 0], [4, 6, 0, 1], [0, 1, 5, 6], [0, 0, 6, 4]])
-    >>> plsa = MultinomialMixture(n_components=2, random_state=0).fit(counts)
+    >>> counts = np.array([[5, 4, 0, 0], [4, 6, 0, 1],
+    ...                    [0, 1, 5, 6], [0, 0, 6, 4]])
+    >>> plsa = MultinomialMixture(n_components=2, random_state=0)
+    >>> plsa = plsa.fit(counts)
     >>> print(plsa.weights_.shape, plsa.topic_word_.shape)
     (2,) (2, 4)
     >>> bool(np.all(np.diff(plsa.loglik_history_) > -1e-9))

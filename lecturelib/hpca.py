@@ -387,7 +387,10 @@ def _check_pairs(sq_dists, same):
 @validate_params({"sq_dists": ["array-like"], "same": ["array-like"], "c": [_UNIT],
                   "gamma": [_POSITIVE]})
 def empirical_margin_risk(sq_dists, same, c, gamma):
-    r"""Empirical margin risk :math:`\hat R_\gamma(P,c,S) = \frac1m\sum_i f_\gamma\big(r_i(c^2 - \|P(x_i-x_i')\|^2)\big)`.
+    r"""Empirical margin risk :math:`\hat R_\gamma(P,c,S)` of a projection.
+
+    .. math:: \hat R_\gamma(P,c,S)
+              = \frac1m\sum_i f_\gamma\big(r_i(c^2 - \|P(x_i-x_i')\|^2)\big)
 
     Parameters
     ----------

@@ -482,7 +482,8 @@ def polynomial_feature_map(X, degree, theta=0.0):
     Examples
     --------
     >>> import numpy as np
-    >>> from lecturelib.kernels import polynomial_feature_map, polynomial_kernel
+    >>> from lecturelib.kernels import (polynomial_feature_map,
+    ...                                 polynomial_kernel)
     >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
     >>> Phi = polynomial_feature_map(X, degree=2)
     >>> print(Phi.shape)
@@ -510,8 +511,12 @@ def polynomial_feature_map(X, degree, theta=0.0):
 def rbf_feature_map(X, max_degree, gamma=0.5):
     r"""The RBF feature map truncated after the degree ``max_degree`` terms.
 
-    From :math:`e^{-\gamma\|x-y\|^2} = e^{-\gamma\|x\|^2} e^{-\gamma\|y\|^2}
-    \sum_{j\ge0} (2\gamma)^j (x^\top y)^j / j!`, the coordinates of degree :math:`j` are
+    From
+
+    .. math:: e^{-\gamma\|x-y\|^2} = e^{-\gamma\|x\|^2} e^{-\gamma\|y\|^2}
+              \sum_{j\ge0} (2\gamma)^j (x^\top y)^j / j!,
+
+    the coordinates of degree :math:`j` are
 
     .. math:: \phi(x)_{j,n} = e^{-\gamma\|x\|^2}\sqrt{\frac{(2\gamma)^j}{j!}}
               \sqrt{\binom{j}{n}}\, x_1^{n_1}\cdots x_k^{n_k}, \qquad \sum_i n_i = j.

@@ -152,7 +152,9 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
     Examples
     --------
     >>> from lecturelib.pac import box_error_uniform
-    >>> round(box_error_uniform([0.3, 0.2], [0.6, 0.5], [0.2, 0.1], [0.7, 0.6]), 6)
+    >>> err = box_error_uniform([0.3, 0.2], [0.6, 0.5],
+    ...                         [0.2, 0.1], [0.7, 0.6])
+    >>> round(err, 6)
     0.16
     """
     tl = as_float_array(target_lower, "target_lower", ndim=1)
@@ -192,8 +194,12 @@ def _sizes(m):
 def rectangle_sample_size(eps, delta):
     r"""Sample size of the tightest-fit rectangle: :math:`m_0 = (4/\varepsilon)\ln(4/\delta)`.
 
-    From :math:`P(\mathrm{err}(R') > \varepsilon) \le 4(1-\varepsilon/4)^m \le
-    4 e^{-\varepsilon m/4} \le \delta`.  Returns the real number :math:`m_0`.
+    From
+
+    .. math:: P(\mathrm{err}(R') > \varepsilon) \le 4(1-\varepsilon/4)^m \le
+              4 e^{-\varepsilon m/4} \le \delta.
+
+    Returns the real number :math:`m_0`.
 
     See the chapter "The formal (PAC) learning model", section "The rectangle game".
 
@@ -243,8 +249,11 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     .. math:: m_0 = \frac{1}{\varepsilon}\ln\frac{|C|}{\delta}.
 
     Unrealizable case (empirical risk minimisation).  Hoeffding and the union bound give
-    :math:`P(\max_h |\widehat{\mathrm{err}}(h) - \mathrm{err}(h)| \ge \tau)
-    \le 2|C|e^{-2\tau^2 m}`; on the complement the ERM hypothesis has
+
+    .. math:: P(\max_h |\widehat{\mathrm{err}}(h) - \mathrm{err}(h)| \ge \tau)
+              \le 2|C|e^{-2\tau^2 m};
+
+    on the complement the ERM hypothesis has
     :math:`\mathrm{err} \le \mathrm{Opt}(C) + 2\tau`.  Hence
 
     * ``excess="2eps"`` (:math:`\tau = \varepsilon`, error at most Opt + 2ε):
@@ -268,7 +277,8 @@ def finite_class_sample_size(eps, delta, size, realizable=True, excess="eps"):
     >>> from lecturelib.pac import finite_class_sample_size
     >>> round(finite_class_sample_size(0.1, 0.05, size=1000), 4)
     99.0349
-    >>> round(finite_class_sample_size(0.1, 0.05, size=1000, realizable=False), 4)
+    >>> m = finite_class_sample_size(0.1, 0.05, size=1000, realizable=False)
+    >>> round(m, 4)
     2119.3269
     """
     if realizable:
@@ -330,8 +340,10 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
 
 @validate_params({"m": _SAMPLE_SIZES_FROM_0, "eps": [_POSITIVE_REAL], "size": [_POSITIVE]})
 def uniform_convergence_bound(m, eps, size):
-    r"""Claim 11: :math:`P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
-    \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}`.
+    r"""Claim 11, uniform convergence: the bound :math:`2|C|e^{-2\varepsilon^2 m}`.
+
+    .. math:: P(\max_{h\in C}|\widehat{\mathrm{err}}(h)-\mathrm{err}(h)|\ge
+              \varepsilon) \le 2|C|e^{-2\varepsilon^2 m}.
 
     Examples
     --------
@@ -377,7 +389,8 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
     --------
     >>> from lecturelib.pac import simulate_rectangle_errors
     >>> errors = simulate_rectangle_errors(50, n_trials=200, random_state=0)
-    >>> print(errors.shape, bool(errors.min() >= 0), bool(errors.mean() < 0.2))
+    >>> print(errors.shape, bool(errors.min() >= 0),
+    ...       bool(errors.mean() < 0.2))
     (200,) True True
     """
     tl, tu = _check_box(target_lower, target_upper)
@@ -403,8 +416,12 @@ def simulate_rectangle_errors(m, target_lower=(0.2, 0.1), target_upper=(0.7, 0.6
 def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_state=None):
     r"""Worst error of a consistent hypothesis in a finite class of thresholds.
 
-    The class is :math:`C = \{h_k(x) = [x \ge k/(\mathrm{size}-1)] : k = 0, \dots,
-    \mathrm{size}-1\}` on :math:`[0,1]` with :math:`D` uniform, so
+    The class is
+
+    .. math:: C = \{h_k(x) = [x \ge k/(\mathrm{size}-1)] : k = 0, \dots,
+              \mathrm{size}-1\}
+
+    on :math:`[0,1]` with :math:`D` uniform, so
     :math:`\mathrm{err}(h_k) = |k - k^*|/(\mathrm{size}-1)`.  For each of ``n_trials``
     samples of size ``m`` this returns the largest error among the hypotheses consistent
     with the sample: a failure of *every* consistent learner is a failure here, so
@@ -418,7 +435,8 @@ def simulate_threshold_errors(m, size, target_index=None, n_trials=2000, random_
     Examples
     --------
     >>> from lecturelib.pac import simulate_threshold_errors
-    >>> errors = simulate_threshold_errors(50, size=20, n_trials=200, random_state=0)
+    >>> errors = simulate_threshold_errors(50, size=20, n_trials=200,
+    ...                                    random_state=0)
     >>> print(errors.shape, bool(errors.max() <= 1))
     (200,) True
     """
@@ -452,8 +470,10 @@ def simulate_hoeffding_deviation(m, eps, p=0.3, n_trials=20000, random_state=Non
 
     Examples
     --------
-    >>> from lecturelib.pac import simulate_hoeffding_deviation, hoeffding_bound
-    >>> rate = simulate_hoeffding_deviation(100, 0.1, n_trials=2000, random_state=0)
+    >>> from lecturelib.pac import (simulate_hoeffding_deviation,
+    ...                             hoeffding_bound)
+    >>> rate = simulate_hoeffding_deviation(100, 0.1, n_trials=2000,
+    ...                                     random_state=0)
     >>> bool(rate <= hoeffding_bound(100, 0.1))
     True
     """

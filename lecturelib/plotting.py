@@ -180,8 +180,10 @@ def plot_decision_regions(ax, predict, X, y, *, resolution=200, padding=0.5, cla
     >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
     >>> y = np.array([0, 1, 1, 0])
     >>> fig, ax = plotting.column_figure()
-    >>> grid = plotting.plot_decision_regions(ax, lambda Z: (Z[:, 1] > 0.5).astype(int),
-    ...                                       X, y, resolution=20)
+    >>> def predict(Z):
+    ...     return (Z[:, 1] > 0.5).astype(int)
+    >>> grid = plotting.plot_decision_regions(ax, predict, X, y,
+    ...                                       resolution=20)
     >>> grid.shape, sorted(np.unique(grid).tolist())
     ((20, 20), [0, 1])
     """
@@ -262,8 +264,8 @@ def plot_bound_vs_simulation(ax, x, bound, x_simulated, simulated, *, bound_labe
     >>> from lecturelib import plotting
     >>> m = np.arange(1, 51)
     >>> fig, ax = plotting.column_figure()
-    >>> lines = plotting.plot_bound_vs_simulation(ax, m, 4 * 0.9 ** m, [10, 30],
-    ...                                           [0.2, 0.01], cap=1)
+    >>> lines = plotting.plot_bound_vs_simulation(
+    ...     ax, m, 4 * 0.9 ** m, [10, 30], [0.2, 0.01], cap=1)
     >>> float(lines[0].get_ydata().max())
     1.0
     """

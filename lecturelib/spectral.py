@@ -458,7 +458,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         r"""Squared distance in feature space from each row of ``X`` to the principal subspace.
 
         :math:`\tilde k(x,x) - \|y\|^2`, with
-        :math:`\tilde k(x,x) = k(x,x) - \tfrac2m\sum_i k(x_i,x) + \tfrac1{m^2}\sum_{ij}k(x_i,x_j)`
+
+        .. math:: \tilde k(x,x) = k(x,x) - \tfrac2m\sum_i k(x_i,x)
+                  + \tfrac1{m^2}\sum_{ij}k(x_i,x_j)
+
         when the model is centred and :math:`k(x,x)` otherwise.
 
         Parameters
@@ -510,7 +513,8 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     Classification uses the Bayes rule for Gaussian classes with the shared covariance
     :math:`S_w`; for two classes with equal priors its boundary is the midpoint rule
-    :math:`x^\top S_w^{-1}(\mu_1-\mu_0) - \tfrac12(\mu_1+\mu_0)^\top S_w^{-1}(\mu_1-\mu_0) = 0`.
+
+    .. math:: x^\top S_w^{-1}(\mu_1-\mu_0) - \tfrac12(\mu_1+\mu_0)^\top S_w^{-1}(\mu_1-\mu_0) = 0.
 
     Parameters
     ----------
@@ -543,7 +547,8 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from lecturelib.spectral import LDA
-    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [4.0, 0.0], [5.0, 1.0], [4.0, 1.0]])
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0],
+    ...               [4.0, 0.0], [5.0, 1.0], [4.0, 1.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
     >>> lda = LDA(n_components=1).fit(X, y)
     >>> print(lda.predict([[0.5, 0.5], [4.5, 0.5]]))
@@ -811,13 +816,24 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     and the regularisation :math:`\tau\in[0,1]` of the lecture, the canonical pairs
     solve
 
-    .. math:: \max_{\alpha_a,\alpha_b}\ \alpha_a^\top K_aK_b\alpha_b \quad\text{s.t.}\quad
-              \alpha_a^\top\big((1-\tau)K_a^2+\tau K_a\big)\alpha_a
-              = \alpha_b^\top\big((1-\tau)K_b^2+\tau K_b\big)\alpha_b = 1,
+    .. math::
+
+        \begin{aligned}
+        \max_{\alpha_a,\alpha_b}\ & \alpha_a^\top K_aK_b\alpha_b\\
+        \text{s.t.}\ & \alpha_a^\top\big((1-\tau)K_a^2+\tau K_a\big)\alpha_a
+          = \alpha_b^\top\big((1-\tau)K_b^2+\tau K_b\big)\alpha_b = 1,
+        \end{aligned}
 
     the generalised eigenproblem
-    :math:`\begin{pmatrix}0&K_aK_b\\K_bK_a&0\end{pmatrix}\alpha = \rho
-    \begin{pmatrix}(1-\tau)K_a^2+\tau K_a&0\\0&(1-\tau)K_b^2+\tau K_b\end{pmatrix}\alpha`.
+
+    .. math::
+
+        \begin{aligned}
+        &\begin{pmatrix}0&K_aK_b\\K_bK_a&0\end{pmatrix}\alpha\\
+        &\quad= \rho
+        \begin{pmatrix}(1-\tau)K_a^2+\tau K_a&0\\0&(1-\tau)K_b^2+\tau K_b\end{pmatrix}\alpha.
+        \end{aligned}
+
     It is solved stably in the range of each kernel: with :math:`K_a = U_aS_aU_a^\top`
     and feature coordinates :math:`F_a = U_aS_a^{1/2}` the problem is linear CCA with
     covariances :math:`(1-\tau)S_a+\tau I` and cross-product :math:`F_a^\top F_b`,
@@ -862,7 +878,8 @@ class KernelCCA(TransformerMixin, BaseEstimator):
     >>> z = rng.normal(size=(60, 1))
     >>> X = np.hstack([z, rng.normal(size=(60, 1))])
     >>> Y = np.hstack([z ** 3, rng.normal(size=(60, 1))])
-    >>> kcca = KernelCCA(n_components=1, kernel="rbf", gamma=0.5, reg=0.1).fit(X, Y)
+    >>> kcca = KernelCCA(n_components=1, kernel="rbf", gamma=0.5,
+    ...                  reg=0.1).fit(X, Y)
     >>> print(kcca.correlations_.shape)
     (1,)
     >>> bool(kcca.correlations_[0] > 0.5)

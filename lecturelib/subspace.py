@@ -307,9 +307,12 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
     r"""Empirical eigenvalue sums and the bound on the process tail, for several ``k``.
 
     The eigenvalues :math:`\lambda_i` of the kernel operator of the distribution
-    (the "process" eigenvalues) satisfy :math:`\sum_{i>k}\lambda_i =
-    \min_{\dim V=k}E\|P^\perp_V\phi(x)\|^2 \le E\|P^\perp_{\hat V_k}\phi(x)\|^2`, so the
-    kernel-PCA bound also bounds the process tail:
+    (the "process" eigenvalues) satisfy
+
+    .. math:: \sum_{i>k}\lambda_i =
+              \min_{\dim V=k}E\|P^\perp_V\phi(x)\|^2 \le E\|P^\perp_{\hat V_k}\phi(x)\|^2,
+
+    so the kernel-PCA bound also bounds the process tail:
 
     .. math:: \sum_{i>k}\lambda_i \le \frac1m\hat\lambda^{>k}
               + 4\sqrt{\frac{k+1}{m}}\sqrt{\frac2m\sum_i\kappa(x_i,x_i)^2}
@@ -669,7 +672,9 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        r"""New features of new points: :math:`\psi_x[j] = (\kappa(x, x_{i_j}) - \sum_{t<j}\psi_x[t]\Psi[i_j,t])/s_j`.
+        r"""New features of new points, coordinate by coordinate:
+
+        .. math:: \psi_x[j] = \Big(\kappa(x, x_{i_j}) - \sum_{t<j}\psi_x[t]\Psi[i_j,t]\Big)/s_j.
 
         Parameters
         ----------
@@ -1037,10 +1042,12 @@ def svm2k_disagreement_bound(empirical_disagreement, m, C, trace_sum, R=1.0, del
 def svm2k_mcdiarmid_term(m, C, R=1.0, delta=0.05, n_draws=1, constants="book"):
     r"""The McDiarmid term that turns one draw of the signs into a bound on the expectation.
 
-    :math:`F(\sigma) = \sup_{w}\frac1m\sum_i\sigma_i\,(g_A(x_i)+g_B(x_i))` over a class
-    with :math:`|g_A + g_B| \le 2RC` changes by at most :math:`4RC/m` when one sign flips.
-    Averaged over ``n_draws`` independent sign vectors (:math:`mn` independent signs, each
-    moving the average by at most :math:`4RC/(mn)`), McDiarmid's inequality gives, with
+    .. math:: F(\sigma) = \sup_{w}\frac1m\sum_i\sigma_i\,(g_A(x_i)+g_B(x_i))
+
+    over a class with :math:`|g_A + g_B| \le 2RC` changes by at most :math:`4RC/m` when
+    one sign flips.  Averaged over ``n_draws`` independent sign vectors (:math:`mn`
+    independent signs, each moving the average by at most :math:`4RC/(mn)`),
+    McDiarmid's inequality gives, with
     probability at least :math:`1-\delta`,
 
     .. math:: E_\sigma F \le \frac1n\sum_{j=1}^n F(\sigma^{(j)}) + 2RC\sqrt{\frac{2\ln(1/\delta)}{mn}}

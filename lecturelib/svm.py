@@ -9,9 +9,11 @@ The dual of the soft-margin problem (the notes' weight :math:`\\nu` is written
 
 .. math::
 
-    \\max_{\\mu}\\ D(\\mu) = \\sum_i \\mu_i
-        - \\tfrac12 \\sum_{i,j} \\mu_i\\mu_j y_i y_j k(x_i, x_j)
-    \\quad\\text{s.t.}\\quad 0 \\le \\mu_i \\le C,\\ \\sum_i y_i\\mu_i = 0 .
+    \\begin{aligned}
+    \\max_{\\mu}\\ & D(\\mu) = \\sum_i \\mu_i
+        - \\tfrac12 \\sum_{i,j} \\mu_i\\mu_j y_i y_j k(x_i, x_j)\\\\
+    \\text{s.t.}\\ & 0 \\le \\mu_i \\le C,\\ \\sum_i y_i\\mu_i = 0 .
+    \\end{aligned}
 
 :class:`SVC` solves it by sequential minimal optimisation (Platt 1998): at each step
 only two multipliers move, along the line that keeps :math:`\\sum_i y_i\\mu_i = 0`,
@@ -142,7 +144,8 @@ def kkt_violation(mu, y, K, C, intercept):
     >>> from lecturelib.svm import kkt_violation
     >>> K = np.array([[1.0, -1.0], [-1.0, 1.0]])
     >>> y = np.array([1.0, -1.0])
-    >>> round(kkt_violation(np.array([0.5, 0.5]), y, K, C=1.0, intercept=0.0), 6)
+    >>> mu = np.array([0.5, 0.5])
+    >>> round(kkt_violation(mu, y, K, C=1.0, intercept=0.0), 6)
     0.0
     """
     mu = as_float_array(mu, "mu", ndim=1)
@@ -205,7 +208,8 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     Examples
     --------
     >>> from lecturelib.svm import smo_pair_update
-    >>> mu_i, mu_j = smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, -1.0, C=1.0)
+    >>> mu_i, mu_j = smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0,
+    ...                              1.0, 1.0, 1.0, -1.0, C=1.0)
     >>> print(round(mu_i, 4), round(mu_j, 4))
     0.5 0.5
     """
@@ -481,7 +485,8 @@ class SVC(ClassifierMixin, BaseEstimator):
     --------
     >>> import numpy as np
     >>> from lecturelib.svm import SVC
-    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [3.0, 2.0], [2.0, 3.0]])
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0],
+    ...               [2.0, 2.0], [3.0, 2.0], [2.0, 3.0]])
     >>> y = np.array([-1, -1, -1, 1, 1, 1])
     >>> clf = SVC(kernel="linear", C=10.0).fit(X, y)
     >>> print(clf.predict([[0.5, 0.5], [2.5, 2.5]]))

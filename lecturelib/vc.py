@@ -187,7 +187,8 @@ def is_realizable(points, labels, concept_class):
     False
     >>> is_realizable([0.0, 1.0, 2.0], [0, 1, 1], "intervals")
     True
-    >>> is_realizable([[0, 0], [1, 1], [1, 0], [0, 1]], [1, 1, 0, 0], "halfplanes")
+    >>> square = [[0, 0], [1, 1], [1, 0], [0, 1]]
+    >>> is_realizable(square, [1, 1, 0, 0], "halfplanes")
     False
     """
     y = np.asarray(labels)
@@ -566,8 +567,9 @@ def sine_labels(omega, x):
 @validate_params({"m": [_POSITIVE], "l": [_NONNEGATIVE]})
 def balls_probability(m, l):
     """Probability that all ``l`` red balls land in the second half when ``2m`` balls are
-    split at random into two halves of ``m``: :math:`\\binom{m}{l}/\\binom{2m}{l} =
-    \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}`.
+    split at random into two halves of ``m``:
+
+    .. math:: \\binom{m}{l}/\\binom{2m}{l} = \\prod_{i<l}(m-i)/(2m-i) \\le 2^{-l}.
 
     Examples
     --------
@@ -609,10 +611,12 @@ def double_sampling_bound(m, eps, d, growth="exponential"):
 
     .. math::
 
+        \begin{aligned}
         P(\exists h \in C \text{ consistent}, \mathrm{err}(h) > \varepsilon)
-        \le 2\,\Pi_C(2m)\,2^{-\varepsilon m/2}
-        \le 2\,\Phi_d(2m)\,2^{-\varepsilon m/2}
-        \le 2\,(2em/d)^d\,2^{-\varepsilon m/2}.
+        &\le 2\,\Pi_C(2m)\,2^{-\varepsilon m/2}\\
+        &\le 2\,\Phi_d(2m)\,2^{-\varepsilon m/2}\\
+        &\le 2\,(2em/d)^d\,2^{-\varepsilon m/2}.
+        \end{aligned}
 
     ``growth="exponential"`` uses :math:`(2em/d)^d`, ``growth="exact"`` uses
     :math:`\Phi_d(2m)`.  Below :math:`m = (8/\varepsilon)\ln 2` the argument does not
@@ -784,10 +788,12 @@ def lower_bound_sample_size(d, eps):
 
     Examples
     --------
-    >>> from lecturelib.vc import lower_bound_expected_error, lower_bound_sample_size
+    >>> from lecturelib.vc import (lower_bound_expected_error,
+    ...                            lower_bound_sample_size)
     >>> lower_bound_sample_size(d=11, eps=0.05)
     16
-    >>> [round(lower_bound_expected_error(m, d=11, eps=0.05), 4) for m in (16, 17)]
+    >>> [round(lower_bound_expected_error(m, d=11, eps=0.05), 4)
+    ...  for m in (16, 17)]
     [0.1041, 0.0999]
     """
     x = 8.0 * eps / (d - 1)  # < 1 since eps < 1/8 and d >= 2
