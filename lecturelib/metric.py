@@ -1068,6 +1068,8 @@ _EXCLUDED_EIGENVALUE = 1e-12
 # best objective still fell by more than this fraction in the last tenth of them.  With
 # the O(1/sqrt(t)) rate of the method, the remaining gap is then about 20 times larger.
 _SUBGRADIENT_RTOL = 1e-3
+# The low-rank solver's smallest smoothing width (margins are of order 1).
+_SMOOTHING_FLOOR = 1e-7
 
 
 class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -1259,9 +1261,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                                                                      float(self.tol))
             if self.duality_gap_ > self.tol:
                 warnings.warn(
-                    f"MetricEmbeddingNN: the low-rank solver stopped at max_iter={self.max_iter} "
-                    f"with a certified duality gap of {self.duality_gap_:.2%} (tol={self.tol}); "
-                    "raise max_iter", ConvergenceWarning, stacklevel=2)
+                    f"MetricEmbeddingNN: the low-rank solver stopped (after {self.n_iter_} of "
+                    f"max_iter={self.max_iter} iterations) with a certified duality gap of "
+                    f"{self.duality_gap_:.2%} (tol={self.tol}); raise max_iter if it reached it, "
+                    "or use solver='cvxpy' on up to 120 points", ConvergenceWarning, stacklevel=2)
         elif solver == "cvxpy":
             W, eps, self.n_iter_ = _menn_cvxpy(F, tau, eta)
         else:
@@ -1411,7 +1414,8 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
 
 def _smooth_hinge(z, mu):
     """Softplus mu * log(1 + exp(z / mu)) >= [z]_+ (by at most mu log 2) and its derivative."""
-    return mu * np.logaddexp(0.0, z / mu), expit(z / mu)
+    e = np.exp(-np.abs(z) / mu)                     # one exponential serves both
+    return np.maximum(z, 0.0) + mu * np.log1p(e), np.where(z > 0, 1.0, e) / (1.0 + e)
 
 
 class _MennReduced:
@@ -1430,6 +1434,8 @@ class _MennReduced:
         self.basis = Vt[:rank].T                    # W = basis S basis^T
         self.tau, self.eta, self.n = tau, eta, n
         self.off = ~np.eye(n, dtype=bool)
+        self.upper = np.triu_indices(n, 1)
+        self.tau_upper = tau[self.upper]
 
     def margins(self, U, eps):
         Z = self.G @ U
@@ -1445,16 +1451,20 @@ class _MennReduced:
 
     def smoothed(self, x, q, mu):
         U, eps = x[:-1].reshape(-1, q), x[-1]
-        Z, m = self.margins(U, eps)
+        Z = self.G @ U
+        sq = np.sum(Z**2, axis=1)
+        i, j = self.upper
+        # each unordered pair stands for two ordered ones
+        m = 1 + self.tau_upper * (sq[i] + sq[j] - 2 * np.einsum("pk,pk->p", Z[i], Z[j]) - eps)
         h, dh = _smooth_hinge(m, mu)
-        h0, dh0 = _smooth_hinge(1.0 - eps, mu)
-        np.fill_diagonal(h, 0.0)
-        np.fill_diagonal(dh, 0.0)
-        value = np.sum(U**2) + self.eta * (h.sum() + self.n * h0)
-        w = self.eta * dh * self.tau                # d value / d dist_ij (symmetric)
-        grad_Z = 4 * (w.sum(axis=1)[:, None] * Z - w @ Z)
+        h0, dh0 = _smooth_hinge(np.array(1.0 - eps), mu)
+        value = np.sum(U**2) + self.eta * (2 * h.sum() + self.n * float(h0))
+        w = np.zeros((self.n, self.n))
+        w[i, j] = 2 * self.eta * dh * self.tau_upper    # d value / d dist_ij
+        w = w + w.T
+        grad_Z = 2 * (w.sum(axis=1)[:, None] * Z - w @ Z)
         grad_U = 2 * U + self.G.T @ grad_Z
-        grad_eps = -self.eta * (np.sum(dh * self.tau) + self.n * dh0)
+        grad_eps = -self.eta * (2 * np.sum(dh * self.tau_upper) + self.n * float(dh0))
         return value, np.append(grad_U.ravel(), grad_eps)
 
     def dual_bound(self, U, eps, mu):
@@ -1472,12 +1482,23 @@ class _MennReduced:
         np.fill_diagonal(alpha, 0.0)
         alpha_diag = self.n * self.eta * expit((1.0 - eps) / mu)
         similar = self.tau > 0
-        pos = alpha[similar].sum() + alpha_diag
-        neg = alpha[~similar].sum()
-        if pos > neg:                               # sum(alpha tau) <= 0 by shrinking the similar ones
-            shrink = neg / pos
-            alpha = np.where(similar, alpha * shrink, alpha)
-            alpha_diag *= shrink
+        excess = alpha[similar].sum() + alpha_diag - alpha[~similar].sum()
+        if excess > 0:
+            # sum(alpha tau) <= 0: lower the similar pairs' multipliers, those with the
+            # largest margins first (the pairs closest to being inactive)
+            idx = np.flatnonzero(similar.ravel())
+            idx = idx[np.argsort(-m.ravel()[idx], kind="stable")][::-1]
+            flat = alpha.ravel()
+            cut = np.cumsum(flat[idx])
+            full = cut <= excess
+            flat[idx[full]] = 0.0
+            rest = excess - (cut[full][-1] if full.any() else 0.0)
+            if not full.all():
+                first = idx[np.argmin(full)]
+                flat[first] = max(flat[first] - rest, 0.0)
+            else:
+                alpha_diag = max(alpha_diag - rest, 0.0)
+            alpha = flat.reshape(alpha.shape)
         a = alpha * self.tau
         lap = np.diag(a.sum(axis=1)) - a
         S = 2 * self.G.T @ lap @ self.G            # sum over ordered pairs alpha tau g g^T
@@ -1506,9 +1527,10 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8):
         x0 = np.append(U.ravel(), eps)
         bounds = [(None, None)] * (x0.size - 1) + [(0.0, None)]
         res = minimize(prob.smoothed, x0, args=(q, mu), jac=True, method="L-BFGS-B",
-                       bounds=bounds, options={"maxiter": max_iter - n_iter, "gtol": 1e-12,
+                       bounds=bounds, options={"maxiter": max_iter - n_iter, "gtol": 1e-12, "maxls": 100,
                                                "ftol": 1e-13, "maxcor": 20})
         n_iter += max(int(res.nit), 1)
+        stalled = res.nit == 0
         U, eps = res.x[:-1].reshape(-1, q), float(res.x[-1])
         value = prob.objective(U, eps)
         if value < best[0]:
@@ -1522,7 +1544,9 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8):
             new = V[:, w < -1.001][:, : min(s - q, 4)]
             U = np.hstack([U, 1e-2 * np.sqrt(np.sum(U**2) / max(q, 1)) * new])
             q = U.shape[1]
-        else:
+        elif mu > _SMOOTHING_FLOOR and not stalled:
             mu *= 0.2
+        else:       # no sharper smoothing to try, or L-BFGS-B cannot move at this one
+            break
     _, U, eps = best
     return prob.basis @ (U @ U.T) @ prob.basis.T, eps, n_iter, gap
