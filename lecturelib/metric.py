@@ -1332,7 +1332,8 @@ def _menn_cvxpy(F, tau, eta):
     Directions of that range whose eigenvalue of G G^T is below 1e-12 of the largest cost
     more than 1e12 / largest eigenvalue per unit of squared distance; they are excluded
     (at 1e-8 they are not negligible: a kernel of two iris features loses 2.5e-4 of the
-    optimum).  Returns (W, eps, n_iter).
+    optimum).  Clarabel's "optimal_inaccurate" (reduced accuracy, typically on nearly
+    singular kernels) is accepted silently.  Returns (W, eps, n_iter).
     """
     import cvxpy as cp
 
@@ -1356,7 +1357,9 @@ def _menn_cvxpy(F, tau, eta):
     advice = ("scale the features (e.g. with sklearn.preprocessing.StandardScaler), choose a "
               "moderate eta, or use the default solver='lowrank'")
     try:
-        problem.solve(solver=cp.CLARABEL)
+        with warnings.catch_warnings():  # "optimal_inaccurate" is accepted (documented)
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+            problem.solve(solver=cp.CLARABEL)
     except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
         raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) failed "
                          f"with {type(exc).__name__}; {advice}") from exc
