@@ -1,0 +1,181 @@
+"""Benchmarks for chapter 12: lecturelib.metric against metric-learn and cvxpy, in one run.
+
+Usage::
+
+    .venv/bin/python benchmarks/metric_learning.py
+
+MMC, LMNN and ITML are compared with metric-learn 0.7.0 on wine, iris and breast cancer
+(standardised, all points): time of ``fit`` and the 3-NN leave-one-out error in the
+learned metric. metric-learn is not part of the course's requirements: it lives in its
+own environment, ``_build/venv-metric-learn`` (created on the first run from the
+course environment plus ``metric-learn==0.7.0`` and ``scikit-learn==1.7.2``, because
+metric-learn 0.7.0 calls ``check_X_y(force_all_finite=...)``, which scikit-learn 1.8
+removed), and each of its fits runs there in a subprocess.
+
+MENN's default solver (``"lowrank"``) is compared with the exact route (``"cvxpy"``,
+Clarabel) on iris samples of 40 to 100 points: time and objective.
+
+Results go to ``benchmarks/METRIC.md`` and ``benchmarks/metric.json`` as ratios
+(lecturelib / reference; a time ratio below 1 means lecturelib is faster).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REF_ENV = HERE.parent / "_build" / "venv-metric-learn"   # _build/ is not tracked
+REF_PACKAGES = ["metric-learn==0.7.0", "scikit-learn==1.7.2"]
+DATASETS = ("wine", "iris", "breast_cancer")
+
+
+def load(name):
+    import numpy as np
+    from sklearn import datasets
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
+    return StandardScaler().fit_transform(X.astype(np.float64)), y
+
+
+def ensure_reference_env() -> Path:
+    python = REF_ENV / "bin" / "python"
+    if python.exists():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", str(REF_ENV)], check=True)
+    site = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    import site as course_site
+    # the course's packages (numpy, scipy, joblib...) come after the env's own
+    Path(site, "_course_env.pth").write_text(course_site.getsitepackages()[0] + "\n")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", *REF_PACKAGES],
+                   check=True)
+    return python
+
+
+REFERENCE_FIT = r"""
+import json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, {here!r})
+from metric_learning import load
+import metric_learn
+from sklearn.exceptions import ConvergenceWarning
+name, data = sys.argv[1], sys.argv[2]
+X, y = load(data)
+make = {{"MMC": lambda: metric_learn.MMC_Supervised(random_state=0),
+        "LMNN": lambda: metric_learn.LMNN(n_neighbors=3, random_state=0),
+        "ITML": lambda: metric_learn.ITML_Supervised(random_state=0)}}[name]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    t = time.perf_counter()
+    M = make().fit(X, y).get_mahalanobis_matrix()
+    seconds = time.perf_counter() - t
+print(json.dumps({{"time": seconds, "M": M.tolist(),
+                  "capped": any(issubclass(w.category, ConvergenceWarning) for w in caught)}}))
+"""
+
+
+def reference_fit(python, name, data):
+    out = subprocess.run([str(python), "-c", REFERENCE_FIT.format(here=str(HERE)), name, data],
+                         check=True, capture_output=True, text=True,
+                         env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def ours_fit(name, data):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from lecturelib import metric
+
+    X, y = load(data)
+    make = {"MMC": lambda: metric.MMC(random_state=0),
+            "LMNN": lambda: metric.LMNN(n_neighbors=3),
+            "ITML": lambda: metric.ITML(random_state=0)}[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = time.perf_counter()
+        M = make().fit(X, y).get_mahalanobis_matrix()
+        seconds = time.perf_counter() - t
+    return {"time": seconds, "M": M.tolist(),
+            "capped": any(issubclass(w.category, ConvergenceWarning) for w in caught)}
+
+
+def loo(data, M):
+    import numpy as np
+
+    from lecturelib import metric
+
+    X, y = load(data)
+    return metric.knn_loo_error(X, y, 3, M=np.asarray(M))
+
+
+def menn_rows():
+    import numpy as np
+
+    from lecturelib import metric
+
+    X, y = load("iris")
+    rows = []
+    for n in (40, 70, 100):
+        pick = np.random.default_rng(n).choice(len(y), n, replace=False)
+        fits = {}
+        for solver in ("lowrank", "cvxpy"):
+            t = time.perf_counter()
+            est = metric.MetricEmbeddingNN(gamma=0.5, eta=1.0, solver=solver).fit(X[pick], y[pick])
+            fits[solver] = (time.perf_counter() - t, est.objective_, est.duality_gap_)
+        rows.append({"n": n, "lowrank_time": fits["lowrank"][0], "exact_time": fits["cvxpy"][0],
+                     "lowrank_objective": fits["lowrank"][1], "exact_objective": fits["cvxpy"][1],
+                     "certified_gap": fits["lowrank"][2],
+                     "time_ratio": fits["lowrank"][0] / fits["cvxpy"][0],
+                     "objective_ratio": fits["lowrank"][1] / fits["cvxpy"][1]})
+        print(f"MENN n={n}: time ratio {rows[-1]['time_ratio']:.3f}, objective ratio "
+              f"{rows[-1]['objective_ratio']:.5f}", flush=True)
+    return rows
+
+
+def main() -> int:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    python = ensure_reference_env()
+    rows = []
+    for name in ("MMC", "LMNN", "ITML"):
+        for data in DATASETS:
+            ours, ref = ours_fit(name, data), reference_fit(python, name, data)
+            row = {"method": name, "data": data, "time": ours["time"], "ref_time": ref["time"],
+                   "time_ratio": ours["time"] / ref["time"], "loo": loo(data, ours["M"]),
+                   "ref_loo": loo(data, ref["M"]), "capped": ours["capped"],
+                   "ref_capped": ref["capped"]}
+            rows.append(row)
+            print(f"{name:5s} {data:14s} time ratio {row['time_ratio']:.3f}, 3-NN LOO "
+                  f"{row['loo']:.4f} vs {row['ref_loo']:.4f}", flush=True)
+    menn = menn_rows()
+    (HERE / "metric.json").write_text(json.dumps({"metric_learn": rows, "menn": menn}, indent=1))
+    lines = ["# Chapter 12 benchmarks: lecturelib.metric against metric-learn and cvxpy", "",
+             "Written by `benchmarks/metric_learning.py` (one BLAS thread). Time ratio = "
+             "lecturelib / reference (below 1: lecturelib faster).", "",
+             "| method | data | lecturelib s | metric-learn s | time ratio | 3-NN LOO | "
+             "metric-learn LOO | capped (ours / theirs) |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['method']} | {r['data']} | {r['time']:.3f} | {r['ref_time']:.3f} | "
+                     f"{r['time_ratio']:.2f} | {r['loo']:.4f} | {r['ref_loo']:.4f} | "
+                     f"{r['capped']} / {r['ref_capped']} |")
+    lines += ["", "MMC: lecturelib uses all pairs, metric-learn's MMC_Supervised samples pairs; "
+              "the two solve different problems (chapter 12 explains the difference).", "",
+              "| MENN, iris sample | low-rank s | exact (Clarabel) s | time ratio | objective "
+              "ratio | certified gap |", "|---|---|---|---|---|---|"]
+    for r in menn:
+        lines.append(f"| n = {r['n']} | {r['lowrank_time']:.2f} | {r['exact_time']:.2f} | "
+                     f"{r['time_ratio']:.3f} | {r['objective_ratio']:.5f} | "
+                     f"{r['certified_gap']:.2e} |")
+    (HERE / "METRIC.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {HERE / 'METRIC.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
