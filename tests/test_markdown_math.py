@@ -26,11 +26,6 @@ NOTEBOOKS = sorted(
 LIST_MARKER = re.compile(r"^\s*(?:[-+*]|\d{1,9}[.)])(?:\s|$)")
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*(\S*)")
 
-# Chapters edited by other helpers of issue 17 that still had such lines when this test
-# was written; each is a one-line fix in its chapter.  Delete an entry once it passes.
-PENDING = {
-    "chapters/12-metric.ipynb",
-}
 
 
 def list_like_lines_in_display_math(text):
@@ -77,18 +72,7 @@ def test_the_check_finds_the_defect():
     assert [n for n, _ in list_like_lines_in_display_math(theorem)] == [6]
 
 
-@pytest.mark.parametrize(
-    "notebook",
-    [
-        pytest.param(
-            nb,
-            marks=pytest.mark.xfail(reason="fix pending in the chapter", strict=False),
-        )
-        if nb in PENDING
-        else nb
-        for nb in NOTEBOOKS
-    ],
-)
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_no_list_marker_inside_display_math(notebook):
     nb = nbformat.read(ROOT / notebook, as_version=4)
     problems = [
