@@ -298,7 +298,7 @@ def public_checks_metadata(questions) -> dict:
 
 def check_setup_source(name: str) -> str:
     """The code cell that defines ``check`` in a student notebook (after its first code cell)."""
-    return (f"# check(\"q1\") runs the public checks of question 1: they reveal no answer and\n"
+    return (f"# check(\"q1\") runs question 1's public checks: they reveal no answer and\n"
             f"# do not count for the grade (see \"How to use this course\").\n"
             f"from lecturelib.checks import public_checks\n\n"
             f"check = public_checks({name!r})")
