@@ -1135,9 +1135,12 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     bound on the optimum from the dual of the SDP,
 
     .. math::
-        \max_{\alpha}\ \sum_{i,j}\alpha_{ij}\quad\text{s.t.}\quad
-        0\le\alpha_{ij}\le\eta,\quad \sum_{i,j}\alpha_{ij}\tau_{ij}\le 0,\quad
-        I + \sum_{i,j}\alpha_{ij}\tau_{ij}\, g_{ij} g_{ij}^\top \succeq 0,
+
+        \begin{aligned}
+        \max_{\alpha}\ & \sum_{i,j}\alpha_{ij} \\
+        \text{s.t.}\ & 0\le\alpha_{ij}\le\eta,\quad \sum_{i,j}\alpha_{ij}\tau_{ij}\le 0, \\
+        & I + \sum_{i,j}\alpha_{ij}\tau_{ij}\, g_{ij} g_{ij}^\top \succeq 0,
+        \end{aligned}
 
     (:math:`g_{ij}` the difference of the two points in the basis :math:`B`), evaluated at the
     smoothed multipliers :math:`\alpha_{ij} = \eta\,\sigma(z_{ij}/\mu)` scaled into the
