@@ -268,7 +268,8 @@ def knn_loo_error(X, y, n_neighbors=3, M=None, *, precomputed=False):
     --------
     >>> import numpy as np
     >>> from lecturelib.metric import knn_loo_error
-    >>> X = np.array([[0.0, 0.0], [0.1, 5.0], [0.2, -5.0], [1.0, 0.0], [1.1, 5.0], [1.2, -5.0]])
+    >>> X = np.array([[0.0, 0.0], [0.1, 5.0], [0.2, -5.0],
+    ...               [1.0, 0.0], [1.1, 5.0], [1.2, -5.0]])
     >>> y = np.array([0, 0, 0, 1, 1, 1])
     >>> knn_loo_error(X, y, n_neighbors=1)
     1.0
@@ -410,7 +411,9 @@ def mmc_objective(M, X, similar, dissimilar):
     >>> import numpy as np
     >>> from lecturelib.metric import mmc_objective
     >>> X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
-    >>> out = mmc_objective(np.eye(2), X, similar=np.array([[0, 1]]), dissimilar=np.array([[0, 2]]))
+    >>> similar = np.array([[0, 1]])
+    >>> dissimilar = np.array([[0, 2]])
+    >>> out = mmc_objective(np.eye(2), X, similar, dissimilar)
     >>> print(round(out[0], 4))
     2.0
     """
@@ -499,7 +502,8 @@ class MMC(_MetricTransformer):
     >>> from lecturelib.metric import MMC
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 15)
-    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30),
+    ...                      3 * rng.normal(size=30)])
     >>> mmc = MMC(random_state=0).fit(X, y)
     >>> M = mmc.metric_
     >>> bool(M[0, 0] > M[1, 1])
@@ -662,9 +666,12 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     r"""LMNN loss and a subgradient in :math:`M`.
 
     .. math::
-        \varepsilon(M) = (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j)
-          + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
+
+        \begin{aligned}
+        \varepsilon(M) = {}& (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j) \\
+          &{} + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
             \big[1 + d_M^2(x_i,x_j) - d_M^2(x_i,x_l)\big]_+ ,
+        \end{aligned}
 
     with :math:`\mu` = ``push_weight``.  The loss is piecewise linear in :math:`M`; the
     returned matrix is its gradient wherever no hinge is exactly at its kink.
@@ -717,9 +724,12 @@ class LMNN(_MetricTransformer):
     same-class points under the Euclidean metric; then
 
     .. math::
-        \min_{M\succeq 0}\ (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j)
-          + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
+
+        \begin{aligned}
+        \min_{M\succeq 0}\ & (1-\mu)\sum_{i,\,j\rightsquigarrow i} d_M^2(x_i,x_j) \\
+          &{} + \mu \sum_{i,\,j\rightsquigarrow i}\sum_{l:\,y_l\ne y_i}
             \big[1 + d_M^2(x_i,x_j) - d_M^2(x_i,x_l)\big]_+ ,
+        \end{aligned}
 
     a semidefinite program (the loss is convex and piecewise linear in :math:`M`), solved
     (as in the original paper) by projected subgradient descent on :math:`M`: a step
@@ -762,7 +772,8 @@ class LMNN(_MetricTransformer):
     >>> from lecturelib.metric import LMNN, knn_loo_error
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 15)
-    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30),
+    ...                      3 * rng.normal(size=30)])
     >>> lmnn = LMNN(n_neighbors=3).fit(X, y)
     >>> knn_loo_error(X, y, 3) > knn_loo_error(X, y, 3, M=lmnn.metric_)
     True
@@ -843,11 +854,20 @@ class ITML(_MetricTransformer):
     r"""Information-theoretic metric learning (Davis, Kulis, Jain, Sra and Dhillon, 2007).
 
     .. math::
-        \min_{M\succeq 0,\ \xi}\ D_{\ell d}(M, M_0) + \gamma\, D_{\ell d}(\mathrm{diag}\,\xi, \mathrm{diag}\,\xi_0)
-        \quad\text{s.t.}\quad d_M^2(x_i,x_j) \le \xi_{ij}\ \ ((i,j)\ \text{similar}),\quad
-        d_M^2(x_i,x_j) \ge \xi_{ij}\ \ ((i,j)\ \text{dissimilar}),
 
-    with the LogDet divergence :math:`D_{\ell d}(A, B) = \mathrm{tr}(AB^{-1}) - \log\det(AB^{-1}) - d`,
+        \begin{aligned}
+        \min_{M\succeq 0,\ \xi}\ & D_{\ell d}(M, M_0)
+          + \gamma\, D_{\ell d}(\mathrm{diag}\,\xi, \mathrm{diag}\,\xi_0) \\
+        \text{s.t.}\ & d_M^2(x_i,x_j) \le \xi_{ij}\ \ ((i,j)\ \text{similar}), \\
+        & d_M^2(x_i,x_j) \ge \xi_{ij}\ \ ((i,j)\ \text{dissimilar}),
+        \end{aligned}
+
+    with the LogDet divergence
+
+    .. math::
+
+        D_{\ell d}(A, B) = \mathrm{tr}(AB^{-1}) - \log\det(AB^{-1}) - d,
+
     :math:`M_0 = I`, and slack targets :math:`\xi_0` equal to ``u`` for similar and
     ``l`` for dissimilar pairs.  Solved by cyclic Bregman projections (the scheme of the
     paper's Algorithm 1), one constraint at a time, each a rank-one update of :math:`M`,
@@ -894,7 +914,8 @@ class ITML(_MetricTransformer):
     >>> from lecturelib.metric import ITML
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 15)
-    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30), 3 * rng.normal(size=30)])
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=30),
+    ...                      3 * rng.normal(size=30)])
     >>> itml = ITML(random_state=0).fit(X, y)
     >>> M = itml.metric_
     >>> bool(M[0, 0] > M[1, 1])
@@ -1080,10 +1101,14 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     and :math:`\bar C = C^\top C` solves the semidefinite program
 
     .. math::
-        \min_{\bar C\succeq 0,\ \varepsilon\ge 0,\ \xi\ge 0}\ \langle\bar C, K\rangle_F
-          + \eta\sum_{i,j}\xi_{ij}
-        \quad\text{s.t.}\quad \tau_{ij}\big(\langle\bar C, -A_{ij}\rangle_F + \varepsilon\big)
-          \ge 1 - \xi_{ij},\qquad \langle \bar C, \mathbf 1\mathbf 1^\top\rangle_F = 0,
+
+        \begin{aligned}
+        \min_{\bar C\succeq 0,\ \varepsilon\ge 0,\ \xi\ge 0}\ & \langle\bar C, K\rangle_F
+          + \eta\sum_{i,j}\xi_{ij} \\
+        \text{s.t.}\ & \tau_{ij}\big(\langle\bar C, -A_{ij}\rangle_F + \varepsilon\big)
+          \ge 1 - \xi_{ij}, \\
+        & \langle \bar C, \mathbf 1\mathbf 1^\top\rangle_F = 0,
+        \end{aligned}
 
     with :math:`A_{ij} = (k_i - k_j)(k_i - k_j)^\top` and :math:`\tau_{ij} = \pm 1` for
     equal/different labels; the sum runs over all ordered pairs including
@@ -1093,9 +1118,14 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     normal :math:`\bar C` and offset :math:`\varepsilon`.
 
     Every solver works in reduced coordinates: with :math:`K = FF^\top`,
-    :math:`W = F^\top\bar C F` carries all the information
-    (:math:`\|f(x_i) - f(x_j)\|^2 = (F_i - F_j)W(F_i - F_j)^\top`,
-    :math:`\langle\bar C, K\rangle = \mathrm{tr}\,W`), and :math:`\bar C` is recovered as
+    :math:`W = F^\top\bar C F` carries all the information, since
+
+    .. math::
+
+        \|f(x_i) - f(x_j)\|^2 = (F_i - F_j)W(F_i - F_j)^\top,
+        \qquad \langle\bar C, K\rangle = \mathrm{tr}\,W,
+
+    and :math:`\bar C` is recovered as
     :math:`(HF)^{+\top} W (HF)^{+}` (:math:`H` the centring matrix).
 
     The default solver (``"lowrank"``) writes :math:`W = B U U^\top B^\top` (:math:`B` a
@@ -1105,9 +1135,12 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     bound on the optimum from the dual of the SDP,
 
     .. math::
-        \max_{\alpha}\ \sum_{i,j}\alpha_{ij}\quad\text{s.t.}\quad
-        0\le\alpha_{ij}\le\eta,\quad \sum_{i,j}\alpha_{ij}\tau_{ij}\le 0,\quad
-        I + \sum_{i,j}\alpha_{ij}\tau_{ij}\, g_{ij} g_{ij}^\top \succeq 0,
+
+        \begin{aligned}
+        \max_{\alpha}\ & \sum_{i,j}\alpha_{ij} \\
+        \text{s.t.}\ & 0\le\alpha_{ij}\le\eta,\quad \sum_{i,j}\alpha_{ij}\tau_{ij}\le 0, \\
+        & I + \sum_{i,j}\alpha_{ij}\tau_{ij}\, g_{ij} g_{ij}^\top \succeq 0,
+        \end{aligned}
 
     (:math:`g_{ij}` the difference of the two points in the basis :math:`B`), evaluated at the
     smoothed multipliers :math:`\alpha_{ij} = \eta\,\sigma(z_{ij}/\mu)` scaled into the
@@ -1178,8 +1211,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     >>> from lecturelib.metric import MetricEmbeddingNN
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 8)
-    >>> X = np.column_stack([y + 0.1 * rng.normal(size=16), rng.normal(size=16)])
-    >>> menn = MetricEmbeddingNN(kernel="rbf", gamma=0.5, n_neighbors=1).fit(X, y)
+    >>> X = np.column_stack([y + 0.1 * rng.normal(size=16),
+    ...                      rng.normal(size=16)])
+    >>> menn = MetricEmbeddingNN(kernel="rbf", gamma=0.5, n_neighbors=1)
+    >>> menn = menn.fit(X, y)
     >>> print(menn.predict([[0.0, 0.0], [1.0, 0.0]]))
     [0 1]
     """
