@@ -26,6 +26,7 @@ import yaml
 from docutils import nodes
 
 from lecturelib._sphinx_book import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from test_book import toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,19 +141,7 @@ def bib_entries() -> dict[str, dict[str, str]]:
 
 def book_sources() -> dict[str, str]:
     """The text of every page of the book's table of contents (notebooks: Markdown cells)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(node):
-        if isinstance(node, dict):
-            files.extend([node["file"]] if "file" in node else [])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(toc.get("parts", []))
+    files = toc_files()
     texts = {}
     for name in files:
         for suffix in (".md", ".ipynb"):
