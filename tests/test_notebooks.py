@@ -61,3 +61,25 @@ def test_chapter_has_title_and_figures(path):
     figures = sum(1 for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
                   if "image/png" in o.get("data", {}))
     assert figures >= 1, "a chapter without a single figure"
+
+
+# A reading cell (code the reader sees unfolded) does one step; plotting code is folded
+# away with the ``hide-input`` tag (issue 17 found 46- and 47-line cells in the reading path).
+MAX_READING_CELL_LINES = 18
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "chapters").glob("*.ipynb")),
+                         ids=lambda p: p.stem)
+def test_reading_cells_are_short_and_plotting_code_is_folded(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    too_long, unfolded_plots = [], []
+    for index, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code" or "hide-input" in cell["metadata"].get("tags", []):
+            continue
+        source = "".join(cell["source"])
+        if len(source.splitlines()) > MAX_READING_CELL_LINES:
+            too_long.append(f"cell {index} ({len(source.splitlines())} lines)")
+        if re.search(r"\b(plt\.subplots|column_figure)\(", source) and "plt.show()" in source:
+            unfolded_plots.append(f"cell {index}")
+    assert not too_long, f"{path.name}: reading cells longer than {MAX_READING_CELL_LINES} lines: {too_long}"
+    assert not unfolded_plots, f"{path.name}: figures drawn in unfolded cells (tag them hide-input): {unfolded_plots}"
