@@ -1198,9 +1198,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         Solver iterations (L-BFGS-B iterations, Clarabel iterations, or ``max_iter``
         subgradient steps).
     duality_gap_ : float
-        ``"lowrank"`` only (NaN otherwise): the certified relative gap
-        :math:`(\text{objective} - \text{dual bound}) / \text{objective}`; the objective is
-        at most this fraction above the SDP's optimum.
+        ``"lowrank"`` only (NaN otherwise): the certified relative gap, the objective
+        minus a lower bound from the dual, divided by the objective; the objective is at
+        most this fraction above the SDP's optimum.
     classes_, X_fit_, n_components_
 
     See the chapter "Metric learning", section "Metric embedding as a semidefinite program".

@@ -10,7 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lecturelib import bayes, checks, clustering, datasets, em, hpca, kernels, maxent, metric, pac, spectral, subspace, svm, vc
+from matplotlib.figure import Figure
+
+from lecturelib import (bayes, checks, clustering, datasets, em, hpca, kernels, maxent, metric, pac,
+                        plotting, spectral, subspace, svm, vc)
 
 NAN = np.nan
 INF = np.inf
@@ -323,6 +326,18 @@ CASES = [
      ValueError, "no question 'q2'"),
     ("metric.menn_objective C_bar shape",
      lambda: metric.menn_objective(np.eye(3), 1.0, np.eye(4), [0, 0, 1, 1]), ValueError, "shape"),
+    # ---------------------------------------------------------------- plotting
+    ("plotting.plot_decision_regions three features",
+     lambda: plotting.plot_decision_regions(Figure().add_subplot(), lambda Z: np.zeros(len(Z), int),
+                                            X_OK, Y_OK), ValueError, "two features"),
+    ("plotting.plot_decision_regions nan in X",
+     lambda: plotting.plot_decision_regions(Figure().add_subplot(), lambda Z: np.zeros(len(Z), int),
+                                            np.where(X_OK[:, :2] > 1, NAN, X_OK[:, :2]), Y_OK),
+     ValueError, "NaN"),
+    ("plotting.plot_bound_vs_simulation infinite bound",
+     lambda: plotting.plot_bound_vs_simulation(Figure().add_subplot(), [1, 2], [1.0, INF], [1], [0.5]),
+     ValueError, "bound contains NaN or infinity"),
+    ("plotting.column_figure zero rows", lambda: plotting.column_figure(0), ValueError, "nrows=0"),
 ]
 
 
