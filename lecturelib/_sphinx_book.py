@@ -243,6 +243,12 @@ def chapter_number(title: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _chapter_number_of(env, docname):
+    """The number the title of page ``docname`` starts with, or None."""
+    title = env.titles.get(docname)
+    return chapter_number(title.astext()) if title is not None else None
+
+
 def _number_per_chapter(app, env):
     """Renumber what Sphinx numbered through the whole book, chapter by chapter.
 
@@ -255,8 +261,7 @@ def _number_per_chapter(app, env):
     """
     changed = []
     for docname, kinds in env.toc_fignumbers.items():
-        title = env.titles.get(docname)
-        number = chapter_number(title.astext()) if title is not None else None
+        number = _chapter_number_of(env, docname)
         prefix = () if number is None else (int(number) if number.isdigit() else number,)
         renumbered = {kind: {node_id: (*prefix, i) for i, node_id in enumerate(ids, start=1)}
                       for kind, ids in kinds.items()}
@@ -291,8 +296,7 @@ def _equation_numbers_for_latex(app, doctree, docname):
     if app.builder.name != "latex":
         return
     for start in list(doctree.findall(addnodes.start_of_file)):
-        title = app.env.titles.get(start.get("docname"))
-        number = chapter_number(title.astext()) if title is not None else None
+        number = _chapter_number_of(app.env, start.get("docname"))
         if number is None:
             tex = "\\setcounter{equation}{0}\\renewcommand{\\theequation}{\\arabic{equation}}\n"
         else:

@@ -1375,7 +1375,8 @@ def _menn_cvxpy(F, tau, eta):
 
     red = _MennReduced(F, tau, eta)
     n, s = red.G.shape
-    Uc, sv = red.G / np.linalg.norm(red.G, axis=0), np.linalg.norm(red.G, axis=0)
+    sv = np.linalg.norm(red.G, axis=0)
+    Uc = red.G / sv
     lam = sv**2
     keep = lam > _EXCLUDED_EIGENVALUE * lam.max()
     cost = (Uc[:, keep] / lam[keep]) @ Uc[:, keep].T
@@ -1477,14 +1478,15 @@ class _MennReduced:
         self.tau_upper = tau[self.upper]
 
     def margins(self, U, eps):
+        """The margins 1 + tau_ij (d_ij - eps) of all ordered pairs, as a matrix."""
         Z = self.G @ U
         sq = np.sum(Z**2, axis=1)
         dist = sq[:, None] + sq[None, :] - 2 * Z @ Z.T
-        return Z, 1 + self.tau * (dist - eps)
+        return 1 + self.tau * (dist - eps)
 
     def objective(self, U, eps):
         """Exact objective tr S + eta * sum over ordered pairs of the hinge (diagonal too)."""
-        _, m = self.margins(U, eps)
+        m = self.margins(U, eps)
         return float(np.sum(U**2) + self.eta * (np.sum(np.maximum(m[self.off], 0.0))
                                                 + self.n * max(1.0 - eps, 0.0)))
 
@@ -1516,7 +1518,7 @@ class _MennReduced:
         linear constraint holds, then all of them until the matrix is PSD.
         Returns the bound and the eigen-decomposition of the dual matrix.
         """
-        _, m = self.margins(U, eps)
+        m = self.margins(U, eps)
         alpha = self.eta * expit(m / mu)
         np.fill_diagonal(alpha, 0.0)
         alpha_diag = self.n * self.eta * expit((1.0 - eps) / mu)
@@ -1524,7 +1526,7 @@ class _MennReduced:
         excess = alpha[similar].sum() + alpha_diag - alpha[~similar].sum()
         if excess > 0:
             # sum(alpha tau) <= 0: lower the similar pairs' multipliers, those with the
-            # largest margins first (the pairs closest to being inactive)
+            # smallest margins first (the pairs closest to being inactive)
             idx = np.flatnonzero(similar.ravel())
             idx = idx[np.argsort(-m.ravel()[idx], kind="stable")][::-1]
             flat = alpha.ravel()
