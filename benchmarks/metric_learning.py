@@ -59,25 +59,31 @@ def ensure_reference_env() -> Path:
     return python
 
 
+def timed_fit(make, X, y):
+    """Fit ``make()`` to ``X, y`` once: its time, its Mahalanobis matrix and whether it warned at a cap.
+
+    Runs in both environments (the reference fit imports it from this file)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = time.perf_counter()
+        M = make().fit(X, y).get_mahalanobis_matrix()
+        seconds = time.perf_counter() - t
+    return {"time": seconds, "M": M.tolist(),
+            "capped": any(issubclass(w.category, ConvergenceWarning) for w in caught)}
+
+
 REFERENCE_FIT = r"""
-import json, sys, time, warnings
-import numpy as np
+import json, sys
 sys.path.insert(0, {here!r})
-from metric_learning import load
+from metric_learning import load, timed_fit
 import metric_learn
-from sklearn.exceptions import ConvergenceWarning
 name, data = sys.argv[1], sys.argv[2]
-X, y = load(data)
 make = {{"MMC": lambda: metric_learn.MMC_Supervised(random_state=0),
         "LMNN": lambda: metric_learn.LMNN(n_neighbors=3, random_state=0),
         "ITML": lambda: metric_learn.ITML_Supervised(random_state=0)}}[name]
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    t = time.perf_counter()
-    M = make().fit(X, y).get_mahalanobis_matrix()
-    seconds = time.perf_counter() - t
-print(json.dumps({{"time": seconds, "M": M.tolist(),
-                  "capped": any(issubclass(w.category, ConvergenceWarning) for w in caught)}}))
+print(json.dumps(timed_fit(make, *load(data))))
 """
 
 
@@ -89,21 +95,12 @@ def reference_fit(python, name, data):
 
 
 def ours_fit(name, data):
-    from sklearn.exceptions import ConvergenceWarning
-
     from lecturelib import metric
 
-    X, y = load(data)
     make = {"MMC": lambda: metric.MMC(random_state=0),
             "LMNN": lambda: metric.LMNN(n_neighbors=3),
             "ITML": lambda: metric.ITML(random_state=0)}[name]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        t = time.perf_counter()
-        M = make().fit(X, y).get_mahalanobis_matrix()
-        seconds = time.perf_counter() - t
-    return {"time": seconds, "M": M.tolist(),
-            "capped": any(issubclass(w.category, ConvergenceWarning) for w in caught)}
+    return timed_fit(make, *load(data))
 
 
 def loo(data, M):
