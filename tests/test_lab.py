@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from test_book import chromium
+from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium per module)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "chapters/01-bayes.ipynb"
@@ -100,17 +100,6 @@ def lab(tmp_path_factory):
     finally:
         stop_lab(proc)
 
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable,
-                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        yield browser
-        browser.close()
 
 
 def open_notebook(browser, lab, path):
