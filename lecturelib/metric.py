@@ -1092,6 +1092,8 @@ _SUBGRADIENT_RTOL = 1e-3
 # The low-rank solver's first and smallest smoothing widths (margins are of order 1).
 _SMOOTHING_START = 1.0
 _SMOOTHING_FLOOR = 1e-7
+# L-BFGS-B iterations between two certificates within one run of the low-rank solver.
+_CHECK_EVERY = 200
 
 
 class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
@@ -1145,10 +1147,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
 
     (:math:`g_{ij}` the difference of the two points in the basis :math:`B`), evaluated at the
     smoothed multipliers :math:`\alpha_{ij} = \eta\,\sigma(z_{ij}/\mu)` scaled into the
-    feasible set.  It stops when the objective is within ``tol`` (relative) of that bound;
-    otherwise it adds the directions in which the dual matrix is not PSD to :math:`U`
-    (the rank was too small) or divides :math:`\mu` by 5, and runs L-BFGS-B again from
-    where it stopped.
+    feasible set.  It stops when the objective is within ``tol`` (relative) of that bound
+    (tried after each L-BFGS-B run and every 200 iterations within one); otherwise it
+    adds the directions in which the dual matrix is not PSD to :math:`U` (the rank was too
+    small) or divides :math:`\mu` by 5, and runs L-BFGS-B again from where it stopped.
 
     Parameters
     ----------
@@ -1561,23 +1563,44 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     d0 = (sq[:, None] + sq[None, :] - 2 * top @ top.T)[~np.eye(n, dtype=bool)]
     U = np.eye(s, q) / np.sqrt(max(np.median(d0), 1e-300))
     eps = 1.0
-    best = (prob.objective(U, eps), U, eps)
-    n_iter, mu, gap, lower = 0, _SMOOTHING_START, np.inf, -np.inf
+    best = [prob.objective(U, eps), U, eps]
+    lower = -np.inf
+
+    def certify(U, eps, mu):
+        """Update the best point and the lower bound; return the gap and the dual matrix."""
+        nonlocal lower
+        value = prob.objective(U, eps)
+        if value < best[0]:
+            best[:] = value, U.copy(), eps
+        bound, w, V = prob.dual_bound(U, eps, mu)
+        lower = max(lower, bound)
+        return (best[0] - lower) / max(abs(best[0]), 1e-300), w, V
+
+    run_iter = 0
+
+    def check_within_run(intermediate_result):
+        # the certificate is also tried every _CHECK_EVERY iterations, so that a run
+        # stops as soon as the gap is below tol instead of converging to 1e-13
+        nonlocal run_iter
+        run_iter += 1
+        if run_iter % _CHECK_EVERY == 0:
+            x = intermediate_result.x
+            if certify(x[:-1].reshape(-1, q), float(x[-1]), mu)[0] <= tol:
+                raise StopIteration
+
+    n_iter, mu, gap = 0, _SMOOTHING_START, np.inf
     while n_iter < max_iter:
         x0 = np.append(U.ravel(), eps)
         bounds = [(None, None)] * (x0.size - 1) + [(0.0, None)]
+        run_iter = 0
         res = minimize(prob.smoothed, x0, args=(q, mu), jac=True, method="L-BFGS-B",
-                       bounds=bounds, options={"maxiter": max_iter - n_iter, "gtol": 1e-12, "maxls": 100,
-                                               "ftol": 1e-13, "maxcor": 20})
+                       bounds=bounds, callback=check_within_run,
+                       options={"maxiter": max_iter - n_iter, "gtol": 1e-12, "maxls": 100,
+                                "ftol": 1e-13, "maxcor": 20})
         n_iter += max(int(res.nit), 1)
         stalled = res.nit == 0
         U, eps = res.x[:-1].reshape(-1, q), float(res.x[-1])
-        value = prob.objective(U, eps)
-        if value < best[0]:
-            best = (value, U, eps)
-        bound, w, V = prob.dual_bound(U, eps, mu)
-        lower = max(lower, bound)
-        gap = (best[0] - lower) / max(abs(best[0]), 1e-300)
+        gap, w, V = certify(U, eps, mu)
         if gap <= tol:
             break
         if w[0] < -1.001 and q < s:                # add the dual matrix's negative directions
