@@ -1166,8 +1166,8 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         (eigenvalues above ``1e-6`` times the largest).
     solver : {"lowrank", "cvxpy", "subgradient"}, default="lowrank"
         ``"lowrank"``: the smoothed low-rank method above, stopped by a certified duality
-        gap (measured on a 2-core machine: about 2 s at 100 iris points, 1 to 15 s at
-        208 breast-cancer points, 1 to 3 minutes at 371 balance-scale points).
+        gap (measured on a 2-core machine: about 2 s at 100 iris points, 1 to 7 s at
+        208 breast-cancer points, 1 to 2.5 minutes at 371 balance-scale points).
         ``"cvxpy"``: the SDP solved by Clarabel through cvxpy, with the Gram matrix
         :math:`M = F W F^\top` of the embedded points as variable (each squared distance
         is then :math:`M_{ii} + M_{jj} - 2M_{ij}`); exact up to the interior-point
