@@ -1462,7 +1462,7 @@ class _MennReduced:
     H F (H the centring matrix), so that every feasible W is B S B^T with S (s x s) PSD,
     tr W = tr S and d_ij = (G_i - G_j) S (G_i - G_j)^T.  ``S = U U^T`` with U (s x q).
     Sums run over all ordered pairs as full n x n matrices (contiguous arrays are faster
-    than gathering the upper triangle); ``tau_off`` is tau with a zero diagonal, and the
+    than gathering the upper triangle); ``tau`` is kept with a zero diagonal, and the
     n diagonal terms [1 - eps]_+ are added separately.
     """
 
@@ -1472,16 +1472,22 @@ class _MennReduced:
         rank = int(np.sum(sv > 1e-10 * max(sv.max(), 1e-300)))
         self.G = Uc[:, :rank] * sv[:rank]
         self.basis = Vt[:rank].T                    # W = basis S basis^T
-        self.tau, self.eta, self.n = tau, eta, n
-        self.tau_off = tau.copy()
-        np.fill_diagonal(self.tau_off, 0.0)
+        self.tau = tau.copy()
+        np.fill_diagonal(self.tau, 0.0)
+        self.eta, self.n = eta, n
 
-    def margins(self, U, eps):
-        """The margins 1 + tau_ij (d_ij - eps) of all ordered pairs (diagonal: 1), as a matrix."""
-        Z = self.G @ U
+    @staticmethod
+    def squared_distances(Z):
+        """All squared distances between the rows of Z, from their Gram matrix."""
         sq = np.sum(Z**2, axis=1)
-        dist = sq[:, None] + sq[None, :] - 2 * Z @ Z.T
-        return 1 + self.tau_off * (dist - eps)
+        return sq[:, None] + sq[None, :] - 2 * Z @ Z.T
+
+    def margins(self, U, eps, Z=None):
+        """The margins 1 + tau_ij (d_ij - eps) of all ordered pairs (diagonal: 1), as a matrix.
+
+        ``Z = G U`` may be passed when the caller has it already."""
+        Z = self.G @ U if Z is None else Z
+        return 1 + self.tau * (self.squared_distances(Z) - eps)
 
     def objective(self, U, eps):
         """Exact objective tr S + eta * sum over ordered pairs of the hinge (diagonal too)."""
@@ -1493,11 +1499,11 @@ class _MennReduced:
         """Each hinge replaced by the softplus mu log(1 + exp(z / mu)); value and gradient."""
         U, eps = x[:-1].reshape(-1, q), x[-1]
         Z = self.G @ U
-        m = self.margins(U, eps) / mu
+        m = self.margins(U, eps, Z) / mu
         np.fill_diagonal(m, -np.inf)                # the diagonal is added below
         value = np.sum(U**2) + self.eta * mu * (np.sum(np.logaddexp(0.0, m))
                                                 + self.n * np.logaddexp(0.0, (1.0 - eps) / mu))
-        w = self.eta * expit(m) * self.tau_off      # d value / d dist_ij, symmetric
+        w = self.eta * expit(m) * self.tau          # d value / d dist_ij, symmetric
         grad_Z = 4 * (w.sum(axis=1)[:, None] * Z - w @ Z)
         grad_U = 2 * U + self.G.T @ grad_Z
         grad_eps = -(np.sum(w) + self.eta * self.n * expit((1.0 - eps) / mu))
@@ -1558,9 +1564,7 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
                          "every embedding maps all points to one")
     q = min(s, init_rank)
     # start: the top kernel directions, scaled so that a typical squared distance is 1
-    top = prob.G[:, :q]
-    sq = np.sum(top**2, axis=1)
-    d0 = (sq[:, None] + sq[None, :] - 2 * top @ top.T)[~np.eye(n, dtype=bool)]
+    d0 = prob.squared_distances(prob.G[:, :q])[~np.eye(n, dtype=bool)]
     U = np.eye(s, q) / np.sqrt(max(np.median(d0), 1e-300))
     eps = 1.0
     best = [prob.objective(U, eps), U, eps]
