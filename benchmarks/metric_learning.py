@@ -142,31 +142,24 @@ def menn_rows():
 
 def paper_size_data():
     """The four data sets of Table 1 as chapter 12 builds them (Ionosphere: a stand-in)."""
-    import numpy as np
     from sklearn import datasets as skdata
 
     from lecturelib import datasets
 
-    X_bc, y_bc = skdata.load_breast_cancer(return_X_y=True)
-    rows = np.random.default_rng(0).choice(len(y_bc), 351, replace=False)
     return {"iris": skdata.load_iris(return_X_y=True), "wine": skdata.load_wine(return_X_y=True),
-            "cancer (Ionosphere stand-in)": (X_bc[rows], y_bc[rows]),
+            "cancer (Ionosphere stand-in)": datasets.ionosphere_stand_in(),
             "balance": datasets.balance_scale()}
 
 
 def menn_paper_size_rows():
     import numpy as np
-    from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    from lecturelib import metric
+    from lecturelib import datasets, metric
 
     rows = []
     for name, (X, y) in paper_size_data().items():
-        X_train, _, y_train, _ = train_test_split(X.astype(np.float64), y, test_size=0.3,
-                                                  stratify=y, random_state=0)
-        X_fit, _, y_fit, _ = train_test_split(X_train, y_train, test_size=0.15,
-                                              stratify=y_train, random_state=0)
+        X_fit, y_fit = datasets.menn_protocol_split(X.astype(np.float64), y, random_state=0)[:2]
         X_fit = StandardScaler().fit_transform(X_fit)
         for rho in (2.0**-4, 2.0**-2, 1.0):
             t = time.perf_counter()

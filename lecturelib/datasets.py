@@ -21,6 +21,7 @@ __all__ = [
     "pca_exercise_points", "concentric_rings", "elongated_classes", "block_affinity",
     "two_groups_and_a_stray_point", "four_concept_table", "rectangle_game_target",
     "cross_points", "digit_halves", "rendered_characters", "balance_scale",
+    "ionosphere_stand_in", "menn_protocol_split",
 ]
 
 _COUNT = Interval(Integral, 1, None)
@@ -687,6 +688,60 @@ def balance_scale():
     torque = X[:, 0] * X[:, 1] - X[:, 2] * X[:, 3]
     y = np.where(torque > 0, "L", np.where(torque < 0, "R", "B"))
     return X, y
+
+
+@validate_params({"n_samples": [Interval(Integral, 2, 569)], "random_state": ["seed"]})
+def ionosphere_stand_in(n_samples=351, random_state=0):
+    """Offline stand-in for the UCI Ionosphere data of the MENN paper's Table 1.
+
+    Ionosphere (351 radar returns, 34 features, 2 classes) does not ship with
+    scikit-learn.  This draws ``n_samples`` rows, without replacement, from scikit-learn's
+    breast-cancer data (569 rows, 30 features, 2 classes), so that a learner sees as many
+    points as it would on Ionosphere.  It stands in for the size, not the difficulty:
+    chapter 12 ("The paper's comparison, offline") compares the two.
+
+    Returns ``(X, y)``: a float array of shape (n_samples, 30) and the 0/1 labels.
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import ionosphere_stand_in
+    >>> X, y = ionosphere_stand_in()
+    >>> print(X.shape, sorted(set(y.tolist())))
+    (351, 30) [0, 1]
+    """
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    rows = np.random.default_rng(random_state).choice(len(y), n_samples, replace=False)
+    return X[rows], y[rows]
+
+
+@validate_params({"X": ["array-like"], "y": ["array-like"],
+                  "random_state": [Interval(Integral, 0, None)]})
+def menn_protocol_split(X, y, random_state=0):
+    """One random split of the MENN paper's protocol (chapter 12, Table 1).
+
+    A stratified 70/30 train/test split, then a stratified 15% of the training part held
+    out for model selection; the metric is learned on the remaining 85%.  Features are
+    returned unscaled.
+
+    Returns ``(X_fit, y_fit, X_val, y_val, X_test, y_test)``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from lecturelib.datasets import menn_protocol_split
+    >>> parts = menn_protocol_split(*load_iris(return_X_y=True), random_state=0)
+    >>> print([len(part) for part in parts[1::2]])
+    [89, 16, 45]
+    """
+    from sklearn.model_selection import train_test_split
+
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.3, stratify=y, random_state=random_state)
+    X_fit, X_val, y_fit, y_val = train_test_split(
+        X_train, y_train, test_size=0.15, stratify=y_train, random_state=random_state)
+    return X_fit, y_fit, X_val, y_val, X_test, y_test
 
 
 # --- end Chapter 12 ---

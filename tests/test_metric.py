@@ -128,6 +128,43 @@ def test_balance_scale_is_rebuilt_exactly():
     assert y[0] == "B" and y[1] == "R" and list(X[1]) == [1, 1, 1, 2] and y[-2] == "L"
 
 
+def test_ionosphere_stand_in_is_distinct_breast_cancer_rows():
+    from sklearn.datasets import load_breast_cancer
+
+    X_all, y_all = load_breast_cancer(return_X_y=True)
+    X, y = datasets.ionosphere_stand_in()
+    assert X.shape == (351, 30) and set(y.tolist()) == {0, 1}
+    assert len(np.unique(X, axis=0)) == 351
+    # every row is a breast-cancer row with its own label
+    match = np.all(X[:, None, :] == X_all[None, :, :], axis=2)
+    assert np.all(match.sum(axis=1) == 1)
+    assert np.array_equal(y, y_all[np.argmax(match, axis=1)])
+    X2, _ = datasets.ionosphere_stand_in()
+    assert np.array_equal(X, X2)
+    assert not np.array_equal(X, datasets.ionosphere_stand_in(random_state=1)[0])
+    assert datasets.ionosphere_stand_in(n_samples=10)[0].shape == (10, 30)
+    with pytest.raises(ValueError, match="n_samples"):
+        datasets.ionosphere_stand_in(n_samples=570)
+
+
+@pytest.mark.parametrize("loader, sizes", [(load_iris, (89, 16, 45)), (load_wine, (105, 19, 54))])
+def test_menn_protocol_split_is_a_stratified_partition(loader, sizes):
+    X, y = loader(return_X_y=True)
+    X_fit, y_fit, X_val, y_val, X_te, y_te = datasets.menn_protocol_split(X, y, random_state=3)
+    assert (len(y_fit), len(y_val), len(y_te)) == sizes
+    # the three parts partition the rows (iris has duplicate rows: compare with labels)
+    parts = np.vstack([np.c_[X_fit, y_fit], np.c_[X_val, y_val], np.c_[X_te, y_te]])
+    assert np.array_equal(np.unique(parts, axis=0), np.unique(np.c_[X, y], axis=0))
+    assert len(parts) == len(y)
+    # stratified: each part has each class in proportion, up to one point
+    for part in (y_fit, y_val, y_te):
+        expected = len(part) * np.bincount(y) / len(y)
+        assert np.all(np.abs(np.bincount(part, minlength=3) - expected) <= 1)
+    again = datasets.menn_protocol_split(X, y, random_state=3)
+    assert np.array_equal(again[0], X_fit)
+    assert not np.array_equal(datasets.menn_protocol_split(X, y, random_state=4)[0], X_fit)
+
+
 # ----------------------------------------------------------------------------- learners
 
 
