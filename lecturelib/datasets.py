@@ -731,7 +731,8 @@ def menn_protocol_split(X, y, random_state=0):
     --------
     >>> from sklearn.datasets import load_iris
     >>> from lecturelib.datasets import menn_protocol_split
-    >>> parts = menn_protocol_split(*load_iris(return_X_y=True), random_state=0)
+    >>> X, y = load_iris(return_X_y=True)
+    >>> parts = menn_protocol_split(X, y, random_state=0)
     >>> print([len(part) for part in parts[1::2]])
     [89, 16, 45]
     """
