@@ -28,6 +28,7 @@ from sklearn.metrics.pairwise import euclidean_distances, linear_kernel, rbf_ker
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._validation import (
     Interval,
@@ -1167,7 +1168,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     solver : {"lowrank", "cvxpy", "subgradient"}, default="lowrank"
         ``"lowrank"``: the smoothed low-rank method above, stopped by a certified duality
         gap (measured on a 2-core machine: about 2 s at 100 iris points, 1 to 7 s at
-        208 breast-cancer points, 1 to 2.5 minutes at 371 balance-scale points).
+        208 breast-cancer points, 1 to 2.5 minutes at 371 balance-scale points).  It runs
+        its matrix products on one BLAS thread (through threadpoolctl): they are small,
+        and more threads make it slower.
         ``"cvxpy"``: the SDP solved by Clarabel through cvxpy, with the Gram matrix
         :math:`M = F W F^\top` of the embedded points as variable (each squared distance
         is then :math:`M_{ii} + M_{jj} - 2M_{ij}`); exact up to the interior-point
@@ -1296,8 +1299,11 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
         self.duality_gap_ = float("nan")
         if solver == "lowrank":
-            W, eps, self.n_iter_, self.duality_gap_ = _menn_lowrank(F, tau, eta, self.max_iter,
-                                                                     float(self.tol))
+            # one BLAS thread: the products are small (n x s times s x q), and two threads
+            # made a fit 1.7 times slower on an idle 2-core machine, far slower on a busy one
+            with threadpool_limits(limits=1, user_api="blas"):
+                W, eps, self.n_iter_, self.duality_gap_ = _menn_lowrank(
+                    F, tau, eta, self.max_iter, float(self.tol))
             if self.duality_gap_ > self.tol:
                 warnings.warn(
                     f"MetricEmbeddingNN: the low-rank solver stopped (after {self.n_iter_} of "
