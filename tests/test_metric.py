@@ -152,10 +152,12 @@ def test_menn_protocol_split_is_a_stratified_partition(loader, sizes):
     X, y = loader(return_X_y=True)
     X_fit, y_fit, X_val, y_val, X_te, y_te = datasets.menn_protocol_split(X, y, random_state=3)
     assert (len(y_fit), len(y_val), len(y_te)) == sizes
-    # the three parts partition the rows (iris has duplicate rows: compare with labels)
+    # the three parts partition the rows: the same rows (with labels), as often each
+    # (iris has duplicate rows)
     parts = np.vstack([np.c_[X_fit, y_fit], np.c_[X_val, y_val], np.c_[X_te, y_te]])
-    assert np.array_equal(np.unique(parts, axis=0), np.unique(np.c_[X, y], axis=0))
-    assert len(parts) == len(y)
+    rows, counts = np.unique(parts, axis=0, return_counts=True)
+    rows_all, counts_all = np.unique(np.c_[X, y], axis=0, return_counts=True)
+    assert np.array_equal(rows, rows_all) and np.array_equal(counts, counts_all)
     # stratified: each part has each class in proportion, up to one point
     for part in (y_fit, y_val, y_te):
         expected = len(part) * np.bincount(y) / len(y)
