@@ -1083,7 +1083,8 @@ def _centred_null_space_and_pinv(F, tol=1e-10):
 
 
 # The exact route (Clarabel, an interior-point method) factors a dense matrix with one row
-# per entry of the n x n Gram matrix: about 0.2 GB and minutes at this size.
+# per entry of the n x n Gram matrix.  Measured (one thread): 100 points 80 s and 1.7 GB,
+# 120 points 5 minutes and 3.2 GB; 208 points (chapter 12's largest fits) ran out of 22 GB.
 _CVXPY_MAX_SAMPLES = 120
 _EXCLUDED_EIGENVALUE = 1e-12
 # The subgradient solver has no optimality test; it runs max_iter steps and warns when the
@@ -1174,8 +1175,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``"cvxpy"``: the SDP solved by Clarabel through cvxpy, with the Gram matrix
         :math:`M = F W F^\top` of the embedded points as variable (each squared distance
         is then :math:`M_{ii} + M_{jj} - 2M_{ij}`); exact up to the interior-point
-        tolerance, at most 120 training points (time and memory grow like
-        :math:`n^6` and :math:`n^4`).  ``"subgradient"``: projected subgradient descent on
+        tolerance, at most 120 training points (there, 5 minutes and 3.2 GB; time grows
+        like :math:`n^6` or faster and memory like :math:`n^4`: 208 points need more than
+        22 GB).  ``"subgradient"``: projected subgradient descent on
         :math:`(W, \varepsilon)` with steps :math:`\sqrt{n}/(\|g_t\|\sqrt{t+1})`, in the
         spirit of the paper's own solver; it has no optimality test and is kept for
         comparison.
@@ -1495,9 +1497,11 @@ class _MennReduced:
         Z = self.G @ U if Z is None else Z
         return 1 + self.tau * (self.squared_distances(Z) - eps)
 
-    def objective(self, U, eps):
-        """Exact objective tr S + eta * sum over ordered pairs of the hinge (diagonal too)."""
-        hinge = np.maximum(self.margins(U, eps), 0.0)
+    def objective(self, U, eps, m=None):
+        """Exact objective tr S + eta * sum over ordered pairs of the hinge (diagonal too).
+
+        ``m``, the margins at (U, eps), may be passed when the caller has them already."""
+        hinge = np.maximum(self.margins(U, eps) if m is None else m, 0.0)
         return float(np.sum(U**2) + self.eta * (np.sum(hinge) - np.trace(hinge)
                                                 + self.n * max(1.0 - eps, 0.0)))
 
@@ -1515,8 +1519,9 @@ class _MennReduced:
         grad_eps = -(np.sum(w) + self.eta * self.n * expit((1.0 - eps) / mu))
         return value, np.append(grad_U.ravel(), grad_eps)
 
-    def dual_bound(self, U, eps, mu):
-        """A certified lower bound on the SDP optimum from the smoothed multipliers.
+    def dual_bound(self, m, eps, mu):
+        """A certified lower bound on the SDP optimum from the smoothed multipliers at the
+        point with margins ``m`` and threshold ``eps``.
 
         The dual of the SDP is max sum(alpha) over 0 <= alpha <= eta (one per ordered
         pair, the diagonal included) with sum(alpha * tau) <= 0 and
@@ -1525,7 +1530,6 @@ class _MennReduced:
         linear constraint holds, then all of them until the matrix is PSD.
         Returns the bound and the eigen-decomposition of the dual matrix.
         """
-        m = self.margins(U, eps)
         alpha = self.eta * expit(m / mu)
         np.fill_diagonal(alpha, 0.0)
         alpha_diag = self.n * self.eta * expit((1.0 - eps) / mu)
@@ -1579,10 +1583,11 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     def certify(U, eps, mu):
         """Update the best point and the lower bound; return the gap and the dual matrix."""
         nonlocal lower
-        value = prob.objective(U, eps)
+        m = prob.margins(U, eps)
+        value = prob.objective(U, eps, m)
         if value < best[0]:
             best[:] = value, U.copy(), eps
-        bound, w, V = prob.dual_bound(U, eps, mu)
+        bound, w, V = prob.dual_bound(m, eps, mu)
         lower = max(lower, bound)
         return (best[0] - lower) / max(abs(best[0]), 1e-300), w, V
 
