@@ -59,6 +59,8 @@ __all__ = [
     "ITML",
     "menn_objective",
     "MetricEmbeddingNN",
+    "epsilon_loo_error",
+    "learn_kernel_matrix",
 ]
 
 
@@ -1628,3 +1630,98 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
             break
     _, U, eps = best
     return prob.basis @ (U @ U.T) @ prob.basis.T, eps, n_iter, gap
+
+
+# ----------------------------------------------------------------------------- kernel learning
+
+
+@validate_params({"D": ["array-like"], "y": ["array-like"], "eps": [_NON_NEGATIVE]})
+def epsilon_loo_error(D, y, eps):
+    r"""Leave-one-out error of the :math:`\varepsilon`-neighbourhood rule (eq. 1 of
+    Sriperumbudur and Lanckriet), from a matrix of squared distances ``D``.
+
+    .. math::
+        \mathrm{LOOE} = \frac12 + \frac1{2n}\sum_{i=1}^n \operatorname{sgn}\Big(
+        \#\{j : \tau_{ij} = -1,\ D_{ij} \le \varepsilon\}
+        - \#\{j \ne i : \tau_{ij} = +1,\ D_{ij} \le \varepsilon\}\Big):
+
+    each point counts 1 when the other classes outnumber its own in the ball of squared
+    radius :math:`\varepsilon` around it (the point itself left out), 0 in the opposite
+    case and 1/2 on a tie, an empty ball included.  This is the quantity MENN's hinge
+    loss stands in for.  See the chapter "Metric learning", section "The leave-one-out
+    criterion and learning the kernel".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import epsilon_loo_error
+    >>> x = np.array([0.0, 0.1, 1.0, 1.1, 5.0])
+    >>> D = (x[:, None] - x[None, :]) ** 2
+    >>> round(epsilon_loo_error(D, [0, 0, 1, 1, 1], eps=0.05), 4)  # last ball empty
+    0.1
+    """
+    D = as_float_array(D, "D", ndim=2)
+    n = D.shape[0]
+    if D.shape != (n, n):
+        raise ValueError(f"D must be a square matrix of squared distances, got shape {D.shape}")
+    _, y_idx = _check_labels(y, n)
+    same_class = y_idx[:, None] == y_idx[None, :]
+    inside = (D <= eps) & ~np.eye(n, dtype=bool)
+    own = np.sum(inside & same_class, axis=1)
+    other = np.sum(inside & ~same_class, axis=1)
+    return float(0.5 + np.sum(np.sign(other - own)) / (2 * n))
+
+
+@validate_params({"y": ["array-like"], "lam": [_POSITIVE]})
+def learn_kernel_matrix(y, lam=1e-3):
+    r"""Learn the Gram matrix of the training points themselves (section 4 of Sriperumbudur
+    and Lanckriet, eq. 12); transductive: there is no kernel for a new point.
+
+    .. math::
+        \min_{K \succeq 0,\ \varepsilon \ge 0}\ \sum_{i,j=1}^n \big[1 + \tau_{ij}
+        (k_{ii} + k_{jj} - 2k_{ij}) - \tau_{ij}\varepsilon\big]_+ + \lambda \|K\|_F^2,
+
+    with :math:`\tau_{ij} = +1` for equal labels and :math:`-1` otherwise, over all
+    ordered pairs (the diagonal adds :math:`n[1 - \varepsilon]_+`).  Solved by Clarabel
+    through cvxpy, at most 120 points (the cost of ``MetricEmbeddingNN(solver="cvxpy")``).
+    Only the labels enter: with a small ``lam`` the optimum memorises them
+    (:math:`\varepsilon = 1`, squared distance 0 within a class and 2 across, the classes
+    at the vertices of a centred simplex).  See the chapter "Metric learning", section
+    "The leave-one-out criterion and learning the kernel".
+
+    Returns
+    -------
+    K : ndarray of shape (n_samples, n_samples)
+    eps : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.metric import learn_kernel_matrix
+    >>> K, eps = learn_kernel_matrix([0, 0, 1, 1], lam=1e-3)
+    >>> print(np.round(K, 3), round(eps, 3))
+    [[ 0.5  0.5 -0.5 -0.5]
+     [ 0.5  0.5 -0.5 -0.5]
+     [-0.5 -0.5  0.5  0.5]
+     [-0.5 -0.5  0.5  0.5]] 1.0
+    """
+    import cvxpy as cp
+
+    classes, y_idx = _check_labels(y, np.size(y))
+    n = y_idx.size
+    if classes.size < 2:
+        raise ValueError("learn_kernel_matrix needs at least two classes, got 1 class")
+    if n > _CVXPY_MAX_SAMPLES:
+        raise ValueError(f"learn_kernel_matrix is limited to {_CVXPY_MAX_SAMPLES} points (an "
+                         f"interior-point method on an n x n PSD matrix), got {n}")
+    tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
+    K = cp.Variable((n, n), PSD=True)
+    eps = cp.Variable(nonneg=True)
+    diag = cp.reshape(cp.diag(K), (n, 1), order="F") @ np.ones((1, n))
+    dist = diag + diag.T - 2 * K
+    loss = cp.sum(cp.pos(1 + cp.multiply(tau, dist) - tau * eps))
+    problem = cp.Problem(cp.Minimize(loss + lam * cp.sum_squares(K)))
+    problem.solve(solver=cp.CLARABEL)
+    if problem.status != "optimal":
+        raise ValueError(f"learn_kernel_matrix: Clarabel returned status {problem.status!r}")
+    return psd_projection((K.value + K.value.T) / 2), float(eps.value)

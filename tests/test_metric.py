@@ -624,3 +624,74 @@ def test_pairs_must_have_two_columns():
         metric.mmc_objective(np.eye(3), X, [0, 1, 2, 3], [[0, 9]])
     with pytest.raises(ValueError, match="integer sample indices"):
         metric.mmc_objective(np.eye(3), X, [[0, 1.5]], [[0, 9]])
+
+
+# ----------------------------------------------------------------------------- eq. (1), section 4
+
+
+def _epsilon_loo_by_loop(D, y, eps):
+    """Eq. (1) point by point, as the paper writes it."""
+    n, total = len(y), 0.0
+    for i in range(n):
+        own = sum(1 for j in range(n) if j != i and y[j] == y[i] and D[i, j] <= eps)
+        other = sum(1 for j in range(n) if y[j] != y[i] and D[i, j] <= eps)
+        total += 1.0 if other > own else 0.0 if own > other else 0.5
+    return total / n
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.0, 3.0, 100.0])
+def test_epsilon_loo_error_matches_the_formula_point_by_point(eps):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 2))
+    y = rng.integers(0, 3, size=30)
+    D = np.round(np.sum((X[:, None] - X[None]) ** 2, axis=-1), 1)   # rounding makes ties
+    assert metric.epsilon_loo_error(D, y, eps) == pytest.approx(_epsilon_loo_by_loop(D, y, eps))
+
+
+def test_epsilon_loo_error_extremes():
+    y = np.repeat([0, 1], 5)
+    D = np.where(y[:, None] == y[None, :], 0.0, 4.0)
+    assert metric.epsilon_loo_error(D, y, 1.0) == 0.0          # only the own class inside
+    assert metric.epsilon_loo_error(D, y, 0.0) == 0.0
+    assert metric.epsilon_loo_error(D + 10.0, y, 1.0) == 0.5   # every ball empty: ties
+    assert metric.epsilon_loo_error(4.0 - D, y, 1.0) == 1.0    # only other classes inside
+
+
+@pytest.mark.parametrize("sizes", [(5, 5), (4, 4, 4)])
+def test_learn_kernel_matrix_memorises_labels_at_the_centred_simplex(sizes):
+    """With a small lam every hinge is zero (eps = 1, squared distances 0 and 2) and the
+    smallest such K puts the k equal classes at the vertices of a centred regular simplex:
+    K_ij = (k - 1)/k within a class and -1/k across, ||K||_F^2 = m^2 (k - 1)."""
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    k, m = len(sizes), sizes[0]
+    K, eps = metric.learn_kernel_matrix(y, lam=1e-3)
+    same = y[:, None] == y[None, :]
+    expected = np.where(same, (k - 1) / k, -1.0 / k)
+    # interior-point accuracy: the centring direction is flat to first order
+    assert eps == pytest.approx(1.0, abs=1e-3)
+    np.testing.assert_allclose(K, expected, atol=1e-3)
+    assert np.sum(K**2) == pytest.approx(m**2 * (k - 1), rel=1e-3)
+    d = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
+    assert metric.epsilon_loo_error(d, y, eps) == 0.0
+
+
+def test_learn_kernel_matrix_trades_hinges_for_a_smaller_norm():
+    """A large lam shrinks K below the memorising one; the objective then is lower than at
+    the simplex solution and above the hinge-free bound 0 (checked by a second solver)."""
+    y = np.repeat([0, 1], 4)
+    lam = 16.0         # K = s * simplex has hinge 64 (1 - s) and norm 4 lam s^2: s = 1/2
+    K, eps = metric.learn_kernel_matrix(y, lam=lam)
+    tau = np.where(y[:, None] == y[None, :], 1.0, -1.0)
+
+    def value(K, eps):
+        d = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
+        return np.sum(np.maximum(0, 1 + tau * (d - eps))) + lam * np.sum(K**2)
+
+    simplex = np.where(tau > 0, 0.5, -0.5)
+    assert value(K, eps) < value(simplex, 1.0) - 1.0
+    Kv, ev = cp.Variable((8, 8), PSD=True), cp.Variable(nonneg=True)
+    dv = cp.reshape(cp.diag(Kv), (8, 1), order="F") @ np.ones((1, 8))
+    hinge = cp.sum(cp.pos(1 + cp.multiply(tau, dv + dv.T - 2 * Kv) - tau * ev))
+    ref = cp.Problem(cp.Minimize(hinge + lam * cp.sum_squares(Kv)))
+    ref.solve(solver=cp.SCS, eps=1e-9, max_iters=100000)
+    assert value(K, eps) == pytest.approx(ref.value, rel=1e-4)
