@@ -11,7 +11,10 @@ stopped by a certified duality gap), LMNN (projected subgradient descent) and IT
 (cyclic Bregman projections), together with the kernelised metric embedding of
 Sriperumbudur and Lanckriet (MENN), a semidefinite program solved by default with a
 smoothed low-rank method (scipy's L-BFGS-B, stopped by a certified duality gap), or
-exactly with cvxpy and Clarabel on small problems.  All learned matrices are PSD by construction.
+exactly with cvxpy and Clarabel on small problems.  The paper's leave-one-out error of the
+epsilon-neighbourhood rule (the quantity MENN's hinges stand in for) and its transductive
+learning of the kernel matrix itself are here too.  All learned matrices are PSD by
+construction.
 """
 
 from __future__ import annotations
