@@ -1580,7 +1580,8 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     q = min(s, init_rank)
     # start: the top kernel directions, scaled so that a typical squared distance is 1
     d0 = prob.squared_distances(prob.G[:, :q])[~np.eye(n, dtype=bool)]
-    U = np.eye(s, q) / np.sqrt(max(np.median(d0), 1e-300))
+    start_scale = 1.0 / np.sqrt(max(np.median(d0), 1e-300))
+    U = start_scale * np.eye(s, q)
     eps = 1.0
     best = [prob.objective(U, eps), U, eps]
     lower = -np.inf
@@ -1625,7 +1626,10 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
             break
         if w[0] < -1.001 and q < s:                # add the dual matrix's negative directions
             new = V[:, w < -1.001][:, : min(s - q, rank_step)]
-            U = np.hstack([U, 1e-2 * np.sqrt(np.sum(U**2) / max(q, 1)) * new])
+            # at a small step: 1% of U's columns, but not less than 0.1% of the starting
+            # scale (U = 0 is a stationary point, which a tiny step cannot leave)
+            step = max(1e-2 * np.sqrt(np.sum(U**2) / max(q, 1)), 1e-3 * start_scale)
+            U = np.hstack([U, step * new])
             q = U.shape[1]
         elif mu > _SMOOTHING_FLOOR and not stalled:
             mu *= 0.2

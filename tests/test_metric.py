@@ -695,3 +695,20 @@ def test_learn_kernel_matrix_trades_hinges_for_a_smaller_norm():
     ref = cp.Problem(cp.Minimize(hinge + lam * cp.sum_squares(Kv)))
     ref.solve(solver=cp.SCS, eps=1e-9, max_iters=100000)
     assert value(K, eps) == pytest.approx(ref.value, rel=1e-4)
+
+
+def test_menn_lowrank_leaves_the_stationary_point_at_zero():
+    """With a small eta the smoothed problem first drives U to 0, a stationary point of
+    S = U U^T although the dual matrix has negative directions there.  They must be added
+    at a step that can leave it: at a step proportional to U (the former rule) the solver
+    stopped at S ~ 0, every hinge at 1 (objective eta n^2), with a gap of 1.5%."""
+    X, y = load_wine(return_X_y=True)
+    X_fit, y_fit = datasets.menn_protocol_split(X, y, random_state=1)[:2]
+    X_fit = StandardScaler().fit_transform(X_fit)
+    eta = 1e-3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = metric.MetricEmbeddingNN(gamma=0.25, eta=eta).fit(X_fit, y_fit)
+    assert est.duality_gap_ <= 1e-3
+    assert est.objective_ < (1 - 1e-3) * eta * len(y_fit) ** 2
+    assert est.eigenvalues_[0] > 0
