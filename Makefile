@@ -20,7 +20,7 @@ help::
 	@echo "make pdf-instructor   the instructor book (solutions shown) as a PDF, $(PDF_INSTRUCTOR_DIR)/book.pdf"
 	@echo "make test             run every test (library, notebooks, grader, book, browser)"
 	@echo "make release          write the student edition (no solutions) to $(RELEASE)/, folder and zip"
-	@echo "make bench            run the benchmarks (RESULTS.md against scikit-learn, GRADING.md, METRIC.md against metric-learn)"
+	@echo "make bench            run the benchmarks (RESULTS.md against scikit-learn, GRADING.md, METRIC.md against metric-learn, TABLE1.md)"
 	@echo "make notebooks NB=... execute notebooks in place, storing outputs"
 	@echo "make assign           regenerate exercises/ from solutions/"
 
@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 	$(BIN)/python benchmarks/grading.py
 	$(BIN)/python benchmarks/metric_learning.py
+	$(BIN)/python benchmarks/table1.py
 
 release: book
 	$(BIN)/python tools/release.py $(RELEASE)

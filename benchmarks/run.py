@@ -365,7 +365,10 @@ def notes(results) -> list[str]:
     return lines
 
 
-def write_report(results, notebooks, info, threads) -> None:
+def write_report(results, notebooks, info, threads, notebooks_info=None) -> None:
+    """RESULTS.md and results.json; ``notebooks_info`` is the machine that timed the
+    notebooks when it is not the one that measured the methods (``--notebooks-only``)."""
+    notebooks_info = notebooks_info or info
     lines = ["# Benchmark results", "",
              f"Machine: {info['cpu']}, {info['cores']} cores, {info['platform']}; Python {info['python']}, "
              f"numpy {info['numpy']}, SciPy {info['scipy']}, scikit-learn {info['scikit-learn']}. "
@@ -387,14 +390,15 @@ def write_report(results, notebooks, info, threads) -> None:
             f"{r['lib']['quality'][r['quality_name']]:.6g} / {r['ref']['quality'][r['quality_name']]:.6g} | {verdict} |")
     if notebooks:
         total = sum(nb["seconds"] for nb in notebooks)
-        lines += ["", "## Chapter notebooks", "", "| notebook | seconds |", "|---|---:|"]
+        lines += ["", "## Chapter notebooks", "", f"Machine: {notebooks_info['cpu']}, "
+                  f"{notebooks_info['cores']} cores.", "", "| notebook | seconds |", "|---|---:|"]
         lines += [f"| {nb['notebook']} | {nb['seconds']:.1f} |" for nb in notebooks]
         lines += [f"| **all** | **{total:.1f}** |"]
     lines += [""] + notes(results)
     (HERE / "RESULTS.md").write_text("\n".join(lines) + "\n")
     (HERE / "results.json").write_text(json.dumps(
         {"machine": info, "threads": threads, "targets": TARGETS, "results": results,
-         "notebooks": notebooks}, indent=1) + "\n")
+         "notebooks": notebooks, "notebooks_machine": notebooks_info}, indent=1) + "\n")
 
 
 def merge_previous(results, notebooks):
@@ -425,7 +429,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.report_only:
         stored = json.loads((HERE / "results.json").read_text())
-        write_report(stored["results"], stored["notebooks"], stored["machine"], stored["threads"])
+        write_report(stored["results"], stored["notebooks"], stored["machine"], stored["threads"],
+                     stored.get("notebooks_machine"))
         plot(stored["results"])
         return 0
     if args.worker:
@@ -453,9 +458,12 @@ def main(argv=None) -> int:
                                        f"{lib['quality'][method.quality]:.6g} vs {ref['quality'][method.quality]:.6g}")
             print(f"{method.name:<20} n={n:<6} {msg}", flush=True)
     notebooks = None if args.no_notebooks else time_notebooks()
+    info = notebooks_info = machine()
     if args.only or args.notebooks_only or notebooks is None:  # a partial run updates the stored results
         results, notebooks = merge_previous(results, notebooks)
-    write_report(results, notebooks or [], machine(), args.threads)
+    if args.notebooks_only and (HERE / "results.json").is_file():
+        info = json.loads((HERE / "results.json").read_text())["machine"]  # where the methods ran
+    write_report(results, notebooks or [], info, args.threads, notebooks_info)
     plot(results)
     print(f"wrote {HERE / 'RESULTS.md'}")
     return 0

@@ -6,7 +6,8 @@ The edition holds the chapters (their ``{solution}`` blocks removed), the exerci
 notebooks, ``lecturelib``, the pinned requirements, the student targets of the Makefile
 (``course.mk``), the book's sources (with the pages of the library reference), the rendered student book (``book/``) and a README made
 of the course README's "For students" section.  It never holds ``solutions/``, the tests,
-the benchmarks or the instructor's tools.
+the benchmark scripts or the instructor's tools; of ``benchmarks/`` it holds only the two
+result files that pages print (appendix B and chapter 12 read them).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ NAME = "ml-theory-course"
 COPIED = ["requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", "intro.md", "howto.md",
           "notation.md", "bibliography.md", "genindex.md", "references.bib"]
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+# Stored benchmark results that pages print: appendix B (results.json), chapter 12 (table1.json).
+PRINTED_RESULTS = ["benchmarks/results.json", "benchmarks/table1.json"]
 
 
 def student_readme(readme: str) -> str:
@@ -45,6 +48,9 @@ def write_release(out: Path, html: Path) -> Path:
     for name in COPIED:
         shutil.copy2(ROOT / name, target / name)
     shutil.copy2(ROOT / "course.mk", target / "Makefile")
+    (target / "benchmarks").mkdir()
+    for name in PRINTED_RESULTS:
+        shutil.copy2(ROOT / name, target / name)
     (target / "README.md").write_text(student_readme((ROOT / "README.md").read_text(encoding="utf-8")),
                                       encoding="utf-8")
     shutil.copytree(ROOT / "lecturelib", target / "lecturelib", ignore=IGNORED)
