@@ -1648,9 +1648,11 @@ def epsilon_loo_error(D, y, eps):
     Sriperumbudur and Lanckriet), from a matrix of squared distances ``D``.
 
     .. math::
+        \begin{aligned}
         \mathrm{LOOE} = \frac12 + \frac1{2n}\sum_{i=1}^n \operatorname{sgn}\Big(
-        \#\{j : \tau_{ij} = -1,\ D_{ij} \le \varepsilon\}
-        - \#\{j \ne i : \tau_{ij} = +1,\ D_{ij} \le \varepsilon\}\Big):
+        &\#\{j : \tau_{ij} = -1,\ D_{ij} \le \varepsilon\} \\
+        &{} - \#\{j \ne i : \tau_{ij} = +1,\ D_{ij} \le \varepsilon\}\Big);
+        \end{aligned}
 
     each point counts 1 when the other classes outnumber its own in the ball of squared
     radius :math:`\varepsilon` around it (the point itself left out), 0 in the opposite
@@ -1660,11 +1662,13 @@ def epsilon_loo_error(D, y, eps):
 
     Examples
     --------
+    Four points with their own class alone in their balls, one with an empty ball:
+
     >>> import numpy as np
     >>> from lecturelib.metric import epsilon_loo_error
     >>> x = np.array([0.0, 0.1, 1.0, 1.1, 5.0])
     >>> D = (x[:, None] - x[None, :]) ** 2
-    >>> round(epsilon_loo_error(D, [0, 0, 1, 1, 1], eps=0.05), 4)  # last ball empty
+    >>> round(epsilon_loo_error(D, [0, 0, 1, 1, 1], eps=0.05), 4)
     0.1
     """
     D = as_float_array(D, "D", ndim=2)
