@@ -1090,6 +1090,10 @@ def _centred_null_space_and_pinv(F, tol=1e-10):
 # The exact route (Clarabel, an interior-point method) factors a dense matrix with one row
 # per entry of the n x n Gram matrix.  Measured (one thread): 100 points 80 s and 1.7 GB,
 # 120 points 5 minutes and 3.2 GB; 208 points (chapter 12's largest fits) ran out of 22 GB.
+# SCS (first-order; memory like n^2) is no way round the cap: it solves the chapter's first
+# 208-point cancer fit to residuals 1e-6 (the optimum to 1e-6) in 11 minutes and 380 MB,
+# but on iris's nearly singular kernels it stalls (125 points: 30 times the optimum
+# after 20,000 iterations), as the cost (G G^T)^+ has entries up to 1e12 / lambda_max.
 _CVXPY_MAX_SAMPLES = 120
 _EXCLUDED_EIGENVALUE = 1e-12
 # The subgradient solver has no optimality test; it runs max_iter steps and warns when the
