@@ -83,6 +83,11 @@ def menn_split_with_eta(ns, X, y, seed) -> list:
     return [loo, test, seconds, menn.gamma, menn.eta, float(menn.duality_gap_)]
 
 
+def warning_record(caught) -> dict:
+    """How many warnings a part raised, and their distinct messages, for the JSON file."""
+    return {"warnings": len(caught), "warning_messages": sorted({str(w.message) for w in caught})}
+
+
 def run_eta(ns) -> dict:
     start, out = time.perf_counter(), {}
     for name, (X, y) in ns["data"].items():
@@ -90,8 +95,7 @@ def run_eta(ns) -> dict:
             warnings.simplefilter("always", ns["ConvergenceWarning"])
             rows = [menn_split_with_eta(ns, X, y, seed)
                     for seed in range(ns["FEWER_SPLITS"][name]["MENN"])]
-        out[name] = {"splits": rows, "warnings": len(caught),
-                     "warning_messages": sorted({str(w.message) for w in caught})}
+        out[name] = {"splits": rows, **warning_record(caught)}
         chosen = Counter((r[3], r[4]) for r in rows)
         print(f"{name}: {len(rows)} splits, {len(caught)} solver warnings, (rho, eta) chosen "
               f"{dict(chosen)}, largest gap {max(r[5] for r in rows):.1e}", flush=True)
@@ -116,7 +120,7 @@ def run_lmnn(ns) -> dict:
     print(f"LMNN on {name}: {len(rows)} splits, {len(caught)} solver warnings", flush=True)
     return {"minutes": (time.perf_counter() - start) / 60, "data": name,
             "columns": ["LOO error", "test error", "seconds"], "splits": rows,
-            "warnings": len(caught), "warning_messages": sorted({str(w.message) for w in caught})}
+            **warning_record(caught)}
 
 
 def mean_sd(values) -> str:
