@@ -1,15 +1,20 @@
-"""Fingerprints of fitted lecturelib estimators, for the determinism tests.
+"""Helpers of the determinism tests: fingerprints of fitted estimators, notebook re-runs.
 
 Run as a script (``python tests/determinism.py``) it prints a JSON object mapping each
 estimator to a SHA-256 of everything it learned; the tests compare these fingerprints
-within one process and across two fresh interpreters.
+within one process and across two fresh interpreters.  ``python tests/determinism.py
+chapter12`` prints chapter 12's Table 1 errors on the first split of each data set
+instead; the tests compare them across BLAS settings.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import inspect
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +22,8 @@ import numpy as np
 from sklearn.datasets import make_blobs
 from sklearn.utils import get_tags
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
 from test_estimator_checks import PARAMS, estimator_classes  # noqa: E402
 
 
@@ -78,5 +84,50 @@ def fingerprints(seed=0) -> dict[str, str]:
     return out
 
 
+# Every stored notebook output is re-produced under other BLAS settings: two threads, and
+# another CPU's kernels.  Another CPU runs other BLAS kernels, which round differently, so
+# a printed number that hangs on the last bits of a matrix product passes here and fails
+# on the next machine.  The OpenBLAS builds bundled with NumPy and SciPy can be told to
+# use another CPU's kernels; Prescott's (SSE3: no AVX, no FMA) run on every x86-64 machine.
+TWO_THREADS_ENV = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
+                   "MKL_NUM_THREADS": "2"}
+FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+# Chapter 12 re-runs the MENN paper's protocol (7 minutes, 14 with two threads beside
+# another test); two more runs of the page would take CI over its time limit.  nbval runs
+# the page once; under the other settings the tests re-run its protocol's first splits.
+CHAPTER_12 = ROOT / "chapters" / "12-metric.ipynb"
+RERUN_NOTEBOOKS = [p for p in NOTEBOOKS if p != CHAPTER_12]
+
+
+def notebook_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name}"
+
+
+def nbval(notebook: Path, env: dict) -> subprocess.CompletedProcess:
+    """nbval of one notebook in a fresh process with the given environment."""
+    env = {k: v for k, v in env.items() if k != "MPLBACKEND"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
+         "--nbval-sanitize-with", str(ROOT / "nbval_sanitize.cfg"), str(notebook)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+def chapter12_first_splits() -> dict:
+    """Every method's LOO and test error on split 0 of each of chapter 12's data sets,
+    with MENN's chosen width: the chapter's cells tagged ``table1-protocol``, executed."""
+    spec = importlib.util.spec_from_file_location("table1", ROOT / "benchmarks" / "table1.py")
+    table1 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table1)
+    ns = table1.protocol_namespace()
+    out = {}
+    for name, (X, y) in ns["data"].items():
+        errors, menn = ns["paper_split"](X.astype(float), y, 0)
+        out[name] = {method: list(errors[method][:2]) for method in ns["methods"]}
+        out[name]["MENN rho"] = menn.gamma
+    return out
+
+
 if __name__ == "__main__":
-    print(json.dumps(fingerprints()))
+    print(json.dumps(chapter12_first_splits() if sys.argv[1:] == ["chapter12"] else fingerprints()))

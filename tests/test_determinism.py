@@ -1,6 +1,7 @@
-"""Determinism: same random_state, same result, in one process and across two; and every
-stored notebook output reproduced with two BLAS threads as well as with one, and with
-another CPU's BLAS kernels."""
+"""Determinism: same random_state, same result, in one process and across two; every
+stored notebook output reproduced with two BLAS threads as well as with one; chapter 12's
+protocol reproduced under two threads and another CPU's BLAS kernels (the other
+notebooks under those kernels: ``test_foreign_blas.py``)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from determinism import fingerprints, randomised_estimators
+from determinism import (FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, TWO_THREADS_ENV, fingerprints, nbval,
+                         notebook_id, randomised_estimators)
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 
 
 def test_same_random_state_same_result_in_one_process():
@@ -25,17 +26,16 @@ def test_same_random_state_same_result_in_one_process():
     assert set(first) == set(randomised_estimators())
 
 
-def fresh_interpreter_fingerprints(hashseed: str) -> dict:
-    env = {**os.environ, "PYTHONHASHSEED": hashseed}
-    out = subprocess.run([sys.executable, str(ROOT / "tests" / "determinism.py")], env=env,
-                         capture_output=True, text=True, check=True, timeout=600)
+def run_helper(env, *args) -> dict:
+    out = subprocess.run([sys.executable, str(ROOT / "tests" / "determinism.py"), *args], env=env,
+                         capture_output=True, text=True, check=True, timeout=900)
     return json.loads(out.stdout)
 
 
 def test_same_random_state_same_result_across_processes():
     here = fingerprints(0)
-    assert fresh_interpreter_fingerprints("1") == here
-    assert fresh_interpreter_fingerprints("2") == here
+    assert run_helper({**os.environ, "PYTHONHASHSEED": "1"}) == here
+    assert run_helper({**os.environ, "PYTHONHASHSEED": "2"}) == here
 
 
 def test_different_random_state_is_not_ignored():
@@ -46,51 +46,29 @@ def test_different_random_state_is_not_ignored():
     assert seed_dependent <= differing, sorted(seed_dependent - differing)
 
 
-def _nbval(notebook, env):
-    env = dict(env)
-    env.pop("MPLBACKEND", None)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-         "--nbval-sanitize-with", str(ROOT / "nbval_sanitize.cfg"), str(notebook)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
-    )
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in NOTEBOOKS])
+@pytest.mark.parametrize("notebook", RERUN_NOTEBOOKS, ids=[notebook_id(p) for p in RERUN_NOTEBOOKS])
 def test_notebook_outputs_reproduced_with_two_threads(notebook):
-    env = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
-    proc = _nbval(notebook, env)
+    proc = nbval(notebook, TWO_THREADS_ENV)
     assert proc.returncode == 0, proc.stdout[-4000:]
 
 
-# Another CPU runs other BLAS kernels, which round differently, so a printed number that
-# hangs on the last bits of a matrix product passes here and fails on the next machine.
-# The OpenBLAS builds bundled with NumPy and SciPy can be told to use another CPU's
-# kernels; Prescott's (SSE3: no AVX, no FMA) run on every x86-64 machine.
-FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
-on_x86_64 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
-                               reason="OpenBLAS core types are x86-64 names")
-
-
-def _blas_cores(env) -> list[str]:
-    probe = "import numpy, scipy.linalg; scipy.linalg.eigh(numpy.eye(3))"
-    out = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_VERBOSE": "2"},
-                         capture_output=True, text=True, check=True, timeout=120)
-    return [line for line in (out.stdout + out.stderr).splitlines() if line.startswith("Core:")]
-
-
-@on_x86_64
-def test_foreign_blas_kernels_are_really_selected():
-    native_env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    native, foreign = _blas_cores(native_env), _blas_cores(FOREIGN_BLAS_ENV)
-    assert len(foreign) == 2, foreign                     # NumPy's and SciPy's OpenBLAS
-    assert not set(foreign) & set(native), (native, foreign)
+@pytest.fixture(scope="module")
+def chapter12_one_thread():
+    return run_helper({**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                       "MKL_NUM_THREADS": "1"}, "chapter12")
 
 
 @pytest.mark.slow
-@on_x86_64
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in NOTEBOOKS])
-def test_notebook_outputs_reproduced_with_another_cpus_blas_kernels(notebook):
-    proc = _nbval(notebook, FOREIGN_BLAS_ENV)
-    assert proc.returncode == 0, proc.stdout[-4000:]
+@pytest.mark.parametrize("setting", [
+    "two threads",
+    pytest.param("another CPU's kernels", marks=pytest.mark.skipif(
+        platform.machine() not in ("x86_64", "AMD64"), reason="OpenBLAS core types are x86-64 names")),
+])
+def test_chapter12_protocol_reproduced(setting, chapter12_one_thread):
+    """Chapter 12's page is not re-run under other BLAS settings (see RERUN_NOTEBOOKS);
+    its Table 1 protocol is, on the first split of each data set: every method's errors
+    and MENN's chosen width must be those of one thread and this CPU's kernels."""
+    env = TWO_THREADS_ENV if setting == "two threads" else FOREIGN_BLAS_ENV
+    assert set(chapter12_one_thread) == {"Iris", "Wine", "Cancer"}
+    assert run_helper(env, "chapter12") == chapter12_one_thread

@@ -1,0 +1,39 @@
+"""Every stored notebook output reproduced with another CPU's BLAS kernels (OpenBLAS's
+Prescott kernels: SSE3, no AVX, no FMA), so that no printed number depends on the
+rounding of one machine.  A file of its own, so that its notebook runs and those of
+``test_determinism.py`` can go to different workers."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from determinism import FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, nbval, notebook_id
+
+pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                                reason="OpenBLAS core types are x86-64 names")
+
+
+def blas_cores(env) -> list[str]:
+    probe = "import numpy, scipy.linalg; scipy.linalg.eigh(numpy.eye(3))"
+    out = subprocess.run([sys.executable, "-c", probe], env={**env, "OPENBLAS_VERBOSE": "2"},
+                         capture_output=True, text=True, check=True, timeout=120)
+    return [line for line in (out.stdout + out.stderr).splitlines() if line.startswith("Core:")]
+
+
+def test_foreign_blas_kernels_are_really_selected():
+    native_env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    native, foreign = blas_cores(native_env), blas_cores(FOREIGN_BLAS_ENV)
+    assert len(foreign) == 2, foreign                     # NumPy's and SciPy's OpenBLAS
+    assert not set(foreign) & set(native), (native, foreign)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", RERUN_NOTEBOOKS, ids=[notebook_id(p) for p in RERUN_NOTEBOOKS])
+def test_notebook_outputs_reproduced_with_another_cpus_blas_kernels(notebook):
+    proc = nbval(notebook, FOREIGN_BLAS_ENV)
+    assert proc.returncode == 0, proc.stdout[-4000:]
