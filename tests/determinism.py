@@ -84,7 +84,7 @@ def fingerprints(seed=0) -> dict[str, str]:
     return out
 
 
-# Every stored notebook output is re-produced under other BLAS settings: two threads, and
+# Every stored notebook output is reproduced under other BLAS settings: two threads, and
 # another CPU's kernels.  Another CPU runs other BLAS kernels, which round differently, so
 # a printed number that hangs on the last bits of a matrix product passes here and fails
 # on the next machine.  The OpenBLAS builds bundled with NumPy and SciPy can be told to
@@ -95,7 +95,8 @@ FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 # Chapter 12 re-runs the MENN paper's protocol (7 minutes, 14 with two threads beside
 # another test); two more runs of the page would take CI over its time limit.  nbval runs
-# the page once; under the other settings the tests re-run its protocol's first splits.
+# the page once; under the other settings the tests re-run its protocol on the first split
+# of each data set.
 CHAPTER_12 = ROOT / "chapters" / "12-metric.ipynb"
 RERUN_NOTEBOOKS = [p for p in NOTEBOOKS if p != CHAPTER_12]
 
@@ -130,4 +131,6 @@ def chapter12_first_splits() -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(chapter12_first_splits() if sys.argv[1:] == ["chapter12"] else fingerprints()))
+    if sys.argv[1:] not in ([], ["chapter12"]):
+        sys.exit(f"usage: python tests/determinism.py [chapter12], not {' '.join(sys.argv[1:])!r}")
+    print(json.dumps(chapter12_first_splits() if sys.argv[1:] else fingerprints()))
