@@ -14,11 +14,13 @@ import importlib.util
 import inspect
 import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from sklearn.datasets import make_blobs
 from sklearn.utils import get_tags
 
@@ -92,6 +94,8 @@ def fingerprints(seed=0) -> dict[str, str]:
 TWO_THREADS_ENV = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
                    "MKL_NUM_THREADS": "2"}
 FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
+on_x86_64 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
+                               reason="OpenBLAS core types are x86-64 names")
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 # Chapter 12 re-runs the MENN paper's protocol (7 minutes, 14 with two threads beside
 # another test); two more runs of the page would take CI over its time limit.  nbval runs

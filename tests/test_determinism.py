@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from determinism import (FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, TWO_THREADS_ENV, fingerprints, nbval,
-                         notebook_id, randomised_estimators)
+                         notebook_id, on_x86_64, randomised_estimators)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,15 +59,11 @@ def chapter12_one_thread():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("setting", [
-    "two threads",
-    pytest.param("another CPU's kernels", marks=pytest.mark.skipif(
-        platform.machine() not in ("x86_64", "AMD64"), reason="OpenBLAS core types are x86-64 names")),
-])
-def test_chapter12_protocol_reproduced(setting, chapter12_one_thread):
+@pytest.mark.parametrize("env", [TWO_THREADS_ENV, pytest.param(FOREIGN_BLAS_ENV, marks=on_x86_64)],
+                         ids=["two threads", "another CPU's kernels"])
+def test_chapter12_protocol_reproduced(env, chapter12_one_thread):
     """Chapter 12's page is not re-run under other BLAS settings (see RERUN_NOTEBOOKS);
     its Table 1 protocol is, on the first split of each data set: every method's errors
     and MENN's chosen width must be those of one thread and this CPU's kernels."""
-    env = TWO_THREADS_ENV if setting == "two threads" else FOREIGN_BLAS_ENV
     assert set(chapter12_one_thread) == {"Iris", "Wine", "Cancer"}
     assert run_helper(env, "chapter12") == chapter12_one_thread

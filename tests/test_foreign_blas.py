@@ -6,16 +6,14 @@ rounding of one machine.  A file of its own, so that its notebook runs and those
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
 
-from determinism import FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, nbval, notebook_id
+from determinism import FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, nbval, notebook_id, on_x86_64
 
-pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
-                                reason="OpenBLAS core types are x86-64 names")
+pytestmark = on_x86_64
 
 
 def blas_cores(env) -> list[str]:
