@@ -30,6 +30,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     InstanceOf,
     Interval,
@@ -561,6 +562,7 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     K = _check_affinity(K, "K")
     scale = 1.0 / np.sqrt(_degrees(K))
     history = [float(np.abs(K.sum(axis=1) - 1.0).max())]
+    tol, max_iter = tightened(tol), iteration_cap(max_iter, tol)
     for _ in range(max_iter):
         F = K * scale[:, None] * scale[None, :]
         rows = F.sum(axis=1)
@@ -842,10 +844,11 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
         n, d = X.shape
-        k, n_init, max_iter = int(self.n_clusters), int(self.n_init), int(self.max_iter)
+        k, n_init = int(self.n_clusters), int(self.n_init)
+        max_iter = iteration_cap(int(self.max_iter), self.tol)
         if n < k:
             raise ValueError(f"n_samples={n} should be >= n_clusters={k}")
-        tol = float(self.tol) * float(np.mean(np.var(X, axis=0)))
+        tol = float(tightened(self.tol)) * float(np.mean(np.var(X, axis=0)))
         rng = check_random_state(self.random_state)
         init_centers = None
         if not isinstance(self.init, str):
@@ -876,7 +879,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if capped:
             warnings.warn(
                 f"KMeans stopped at max_iter={max_iter} iterations before the labels settled "
-                f"(and before the centre shift fell to tol={self.tol:g}); raise max_iter",
+                f"(and before the centre shift fell to tol={tightened(self.tol):g}); raise max_iter",
                 ConvergenceWarning, stacklevel=2)
         self.labels_ = labels
         self.cluster_centers_ = centers
@@ -1112,7 +1115,8 @@ def _smallest_laplacian_eigenpairs(L, k, random_state, shift=1e-7):
     op = LinearOperator((n, n), matvec=lu.solve, dtype=float)
     v0 = check_random_state(random_state).uniform(-1, 1, n)
     ncv = min(n - 1, max(2 * k + 1, k + 10))
-    return eigsh(L.tocsc(), k=k, sigma=-shift, which="LM", v0=v0, OPinv=op, tol=1e-10, ncv=ncv)
+    return eigsh(L.tocsc(), k=k, sigma=-shift, which="LM", v0=v0, OPinv=op, tol=tightened(1e-10),
+                 ncv=ncv)
 
 
 @validate_params({"K": ["array-like", _SPARSE], "n_components": [_POSITIVE_INT],

@@ -24,6 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     Interval,
     Options,
@@ -93,15 +94,16 @@ class _PointMixture(DensityMixin, BaseEstimator):
         X = self._validate_X(X, reset=True)
         self._check_params(X)
         rng = check_random_state(self.random_state)
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
         best = None
         for _ in range(self.n_init):
             params = self._init_params(X, rng)
             history, converged, n_iter = [], False, 0
-            for n_iter in range(1, self.max_iter + 1):
+            for n_iter in range(1, max_iter + 1):
                 log_norm, log_resp = self._e_step(X, params)
                 history.append(float(log_norm.sum()))
                 params = self._m_step(X, np.exp(log_resp))
-                if len(history) > 1 and abs(history[-1] - history[-2]) / X.shape[0] < self.tol:
+                if len(history) > 1 and abs(history[-1] - history[-2]) / X.shape[0] < tol:
                     converged = True
                     break
             log_norm, log_resp = self._e_step(X, params)
@@ -112,7 +114,7 @@ class _PointMixture(DensityMixin, BaseEstimator):
         if not converged:
             warnings.warn(
                 f"{type(self).__name__}: the best start did not converge in "
-                f"{self.max_iter} iterations; increase max_iter or tol.",
+                f"{max_iter} iterations; increase max_iter or tol.",
                 ConvergenceWarning, stacklevel=2)
         for name in self._param_names:
             setattr(self, name + "_", params[name])
@@ -578,6 +580,7 @@ class MultinomialMixture(BaseEstimator):
         rows, cols = np.nonzero(X)
         counts = X[rows, cols]
         rng = check_random_state(self.random_state)
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
         best = None
         for _ in range(self.n_init):
             lam = np.full(k, 1.0 / k)
@@ -586,7 +589,7 @@ class MultinomialMixture(BaseEstimator):
             v = rng.uniform(0.5, 1.5, size=(k, n_docs))
             v /= v.sum(axis=1, keepdims=True)
             history, converged, n_iter = [], False, 0
-            for n_iter in range(1, self.max_iter + 1):
+            for n_iter in range(1, max_iter + 1):
                 loglik, resp = self._e_step(lam, u, v, rows, cols, counts)
                 history.append(loglik)
                 wr = resp * counts[:, None]
@@ -596,7 +599,7 @@ class MultinomialMixture(BaseEstimator):
                 v = np.stack([np.bincount(rows, wr[:, j], minlength=n_docs) for j in range(k)])
                 u /= np.maximum(nk, _EPS)[:, None]
                 v /= np.maximum(nk, _EPS)[:, None]
-                if len(history) > 1 and abs(history[-1] - history[-2]) / total < self.tol:
+                if len(history) > 1 and abs(history[-1] - history[-2]) / total < tol:
                     converged = True
                     break
             history.append(self._e_step(lam, u, v, rows, cols, counts)[0])
@@ -605,7 +608,7 @@ class MultinomialMixture(BaseEstimator):
         history, lam, u, v, converged, n_iter = best
         if not converged:
             warnings.warn(
-                f"MultinomialMixture: the best start did not converge in {self.max_iter} "
+                f"MultinomialMixture: the best start did not converge in {max_iter} "
                 "iterations; increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
         self.weights_, self.topic_word_, self.topic_document_ = lam, u, v
         joint_d = lam[None, :] * v.T

@@ -28,6 +28,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     Interval,
     Options,
@@ -749,7 +750,8 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         Y, t_k, L = T.copy(), 1.0, 1.0
         f_prev = np.inf
         converged = False
-        for it in range(1, self.max_iter + 1):
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
+        for it in range(1, max_iter + 1):
             fY, gY = smooth(Y)
             L = max(L / 2.0, 1e-12)
             while True:
@@ -767,12 +769,12 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
             t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t_k**2))
             Y = T_new + (t_k - 1.0) / t_next * (T_new - T)
             T, t_k, f_prev = T_new, t_next, f_new
-            if gap <= self.tol:
+            if gap <= tol:
                 converged = True
                 break
         if not converged:
-            warnings.warn(f"PositiveOperatorLearner stopped at max_iter={self.max_iter} before "
-                          f"the gradient mapping fell below tol={self.tol}", ConvergenceWarning)
+            warnings.warn(f"PositiveOperatorLearner stopped at max_iter={max_iter} before "
+                          f"the gradient mapping fell below tol={tol}", ConvergenceWarning)
         T = 0.5 * (T + T.T)
         lam, V = np.linalg.eigh(T)
         lam, V = np.maximum(lam[::-1], 0.0), V[:, ::-1]

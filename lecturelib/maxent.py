@@ -20,6 +20,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     Interval,
     as_float_array,
@@ -367,6 +368,7 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
     mu = np.zeros(F.shape[1])
     value, logits = dual(mu)
     converged = False
+    tol, max_iter = tightened(tol), iteration_cap(max_iter, tol)
     for _ in range(max_iter):
         p = np.exp(logits - value)
         grad = G.T @ p
@@ -523,7 +525,8 @@ class GibbsModel(BaseEstimator):
         self.converged_ = C == 0
         n_iter = 0
         seen = p_hat > 0
-        for n_iter in range(self.max_iter + 1):
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
+        for n_iter in range(max_iter + 1):
             logits = log_p0 + g @ nu
             top = logits.max()
             w = np.exp(logits - top)
@@ -533,15 +536,15 @@ class GibbsModel(BaseEstimator):
             if C == 0:
                 break
             expected = q @ g
-            if np.max(np.abs(expected - target)) <= self.tol:
+            if np.max(np.abs(expected - target)) <= tol:
                 self.converged_ = True
                 break
-            if n_iter == self.max_iter:
+            if n_iter == max_iter:
                 break
             nu = nu + np.log(target / expected) / C
         if not self.converged_:
             warnings.warn(
-                f"GibbsModel did not converge in {self.max_iter} iterations; increase "
+                f"GibbsModel did not converge in {max_iter} iterations; increase "
                 "max_iter or tol", ConvergenceWarning, stacklevel=2)
         mu = np.zeros(X.shape[1])
         mu[active] = (nu[:-1] - nu[-1]) / span[active]

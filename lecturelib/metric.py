@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ._tolerance import cvxpy_settings, iteration_cap, tightened
 from ._validation import (
     Interval,
     Options,
@@ -574,6 +575,7 @@ class MMC(_MetricTransformer):
         d = Z.shape[1]
         history = []
         gaps = []
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
 
         def parts(L):
             Y = Z @ L.T
@@ -601,26 +603,26 @@ class MMC(_MetricTransformer):
 
         def stop_when_certified(intermediate_result):
             gaps.append(duality_gap(intermediate_result.x.reshape(d, d)))
-            if gaps[-1] <= self.tol:
+            if gaps[-1] <= tol:
                 raise StopIteration
 
         L0 = np.eye(d) / np.sqrt(d)
         gaps.append(duality_gap(L0))
-        if gaps[-1] <= self.tol:
+        if gaps[-1] <= tol:
             self.objective_history_, self.n_iter_, self.gap_ = [], 0, float(gaps[-1])
             return L0
         res = minimize(neg_log_ratio, L0.ravel(), jac=True, method="L-BFGS-B",
                        callback=stop_when_certified,
-                       options={"maxiter": self.max_iter, "gtol": 0.0, "ftol": 1e-15})
+                       options={"maxiter": max_iter, "gtol": 0.0, "ftol": tightened(1e-15)})
         L = res.x.reshape(d, d)
         self.objective_history_ = history
         self.n_iter_ = int(res.nit)
         self.gap_ = float(gaps[-1])
-        if self.gap_ > self.tol:
-            reason = (f"its limit (max_iter={self.max_iter})" if res.status == 1
+        if self.gap_ > tol:
+            reason = (f"its limit (max_iter={max_iter})" if res.status == 1
                       else f"a failed line search ({res.message})")
             warnings.warn(f"MMC: L-BFGS stopped at {reason} with a relative duality gap of "
-                          f"{self.gap_:.2g} > tol={self.tol:g}; raise max_iter",
+                          f"{self.gap_:.2g} > tol={tol:g}; raise max_iter",
                           ConvergenceWarning, stacklevel=3)
         return L
 
@@ -824,7 +826,8 @@ class LMNN(_MetricTransformer):
         best_M, best_loss = M, loss
         self.loss_history_ = [loss]
         self.n_iter_ = 0
-        for it in range(self.max_iter):
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
+        for it in range(max_iter):
             if gnorm == 0 or step == 0:
                 break
             self.n_iter_ = it + 1
@@ -837,7 +840,7 @@ class LMNN(_MetricTransformer):
                 step *= 1.05
                 if loss < best_loss:
                     best_M, best_loss = M, loss
-                if rel < self.tol:
+                if rel < tol:
                     break
             else:
                 step /= 2
@@ -845,8 +848,8 @@ class LMNN(_MetricTransformer):
                     break
             self.loss_history_.append(loss)
         else:
-            warnings.warn(f"LMNN stopped at max_iter={self.max_iter} iterations before the "
-                          f"relative change of the loss fell below tol={self.tol:g}; raise max_iter",
+            warnings.warn(f"LMNN stopped at max_iter={max_iter} iterations before the "
+                          f"relative change of the loss fell below tol={tol:g}; raise max_iter",
                           ConvergenceWarning, stacklevel=2)
         self.loss_ = best_loss
         self._set_metric(best_M)
@@ -977,10 +980,11 @@ class ITML(_MetricTransformer):
             if not 0 < u <= l:
                 raise ValueError(f"bounds must satisfy 0 < u <= l, got {self.bounds}")
         self.bounds_ = np.array([u, l])
-        M, xi, self.n_iter_, capped = _itml_bregman(V, delta, u, l, gamma, self.max_iter, self.tol)
+        tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
+        M, xi, self.n_iter_, capped = _itml_bregman(V, delta, u, l, gamma, max_iter, tol)
         if capped:
-            warnings.warn(f"ITML stopped at max_iter={self.max_iter} sweeps before the dual "
-                          f"variables settled to tol={self.tol:g}; raise max_iter",
+            warnings.warn(f"ITML stopped at max_iter={max_iter} sweeps before the dual "
+                          f"variables settled to tol={tol:g}; raise max_iter",
                           ConvergenceWarning, stacklevel=2)
         self.pairs_, self.pair_labels_, self.slack_ = pairs, delta.astype(int), xi
         self._set_metric(M)
@@ -1313,13 +1317,14 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
             # one BLAS thread: the products are small (n x s times s x q), and two threads
             # made a fit 1.7 times slower on an idle 2-core machine, far slower on a busy one
             with threadpool_limits(limits=1, user_api="blas"):
+                tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
                 W, eps, self.n_iter_, self.duality_gap_ = _menn_lowrank(
-                    F, tau, eta, self.max_iter, float(self.tol))
-            if self.duality_gap_ > self.tol:
+                    F, tau, eta, max_iter, float(tol))
+            if self.duality_gap_ > tol:
                 warnings.warn(
                     f"MetricEmbeddingNN: the low-rank solver stopped (after {self.n_iter_} of "
-                    f"max_iter={self.max_iter} iterations) with a certified duality gap of "
-                    f"{self.duality_gap_:.2%} (tol={self.tol}); raise max_iter if it reached it, "
+                    f"max_iter={max_iter} iterations) with a certified duality gap of "
+                    f"{self.duality_gap_:.2%} (tol={tol}); raise max_iter if it reached it, "
                     "or use solver='cvxpy' on up to 120 points", ConvergenceWarning, stacklevel=2)
         elif solver == "cvxpy":
             W, eps, self.n_iter_ = _menn_cvxpy(F, tau, eta)
@@ -1416,7 +1421,7 @@ def _menn_cvxpy(F, tau, eta):
     try:
         with warnings.catch_warnings():  # "optimal_inaccurate" is accepted (documented)
             warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
     except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
         raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) failed "
                          f"with {type(exc).__name__}; {advice}") from exc
@@ -1620,8 +1625,8 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
         run_iter = 0
         res = minimize(prob.smoothed, x0, args=(q, mu), jac=True, method="L-BFGS-B",
                        bounds=bounds, callback=check_within_run,
-                       options={"maxiter": max_iter - n_iter, "gtol": 1e-12, "maxls": 100,
-                                "ftol": 1e-13, "maxcor": 20})
+                       options={"maxiter": max_iter - n_iter, "gtol": tightened(1e-12), "maxls": 100,
+                                "ftol": tightened(1e-13), "maxcor": 20})
         n_iter += max(int(res.nit), 1)
         stalled = res.nit == 0
         U, eps = res.x[:-1].reshape(-1, q), float(res.x[-1])
@@ -1736,7 +1741,7 @@ def learn_kernel_matrix(y, lam=1e-3):
     dist = diag + diag.T - 2 * K
     loss = cp.sum(cp.pos(1 + cp.multiply(tau, dist) - tau * eps))
     problem = cp.Problem(cp.Minimize(loss + lam * cp.sum_squares(K)))
-    problem.solve(solver=cp.CLARABEL)
+    problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
     if problem.status != "optimal":
         raise ValueError(f"learn_kernel_matrix: Clarabel returned status {problem.status!r}")
     return psd_projection((K.value + K.value.T) / 2), float(eps.value)

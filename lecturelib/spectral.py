@@ -25,6 +25,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     InstanceOf,
     Interval,
@@ -1085,6 +1086,7 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
     Q, _ = np.linalg.qr(rng.standard_normal((p, n_components)))
     history = []
     converged = False
+    tol, max_iter = tightened(tol), iteration_cap(max_iter, tol)
     for it in range(1, max_iter + 1):
         Q_new, R = np.linalg.qr(S @ Q)
         Q_new = Q_new * np.where(np.diag(R) < 0, -1.0, 1.0)

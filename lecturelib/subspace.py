@@ -31,6 +31,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._tolerance import cvxpy_settings
 from ._validation import (
     Interval,
     Options,
@@ -889,7 +890,7 @@ class SVM2K(ClassifierMixin, BaseEstimator):
         advice = ("scale the data (e.g. with sklearn.preprocessing.StandardScaler; the kernel "
                   "values should be of order 1) and keep C_A, C_B and D moderate")
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
         except Exception as exc:  # cvxpy and the solver fail with assorted exception types
             raise ValueError(f"SVM2K: the QP solver (Clarabel, through cvxpy) failed "
                              f"with {type(exc).__name__}); {advice}") from exc
@@ -938,7 +939,7 @@ def _solve_cone_programme(problem, cp):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
-            problem.solve(solver=cp.CLARABEL)
+            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
         except cp.error.SolverError:
             raise RuntimeError("the Rademacher programme failed in the solver; a disagreement "
                                "bound of exactly 0 is degenerate, try a small positive value") from None

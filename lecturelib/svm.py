@@ -35,6 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import kernels as _k
+from ._tolerance import iteration_cap, tightened
 from ._validation import (
     Interval,
     Options,
@@ -586,13 +587,14 @@ class SVC(ClassifierMixin, BaseEstimator):
         else:
             cache_rows = int(float(self.cache_size) * 2**20 / (8 * n))
             rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
-        max_iter = self.max_iter if self.max_iter != -1 else _default_max_iter(n)
-        mu, F, n_iter, history, converged = _smo(rows, signs, C, float(self.tol), max_iter,
+        max_iter = iteration_cap(self.max_iter if self.max_iter != -1 else _default_max_iter(n), self.tol)
+        tol = tightened(self.tol)
+        mu, F, n_iter, history, converged = _smo(rows, signs, C, float(tol), max_iter,
                                                  self.record_objective)
         if not converged:
             warnings.warn(
                 f"SVC stopped at max_iter={max_iter} SMO steps before the largest KKT violation "
-                f"fell below tol={self.tol}; the solution may be inaccurate. Scale the data, "
+                f"fell below tol={tol}; the solution may be inaccurate. Scale the data, "
                 "lower C or raise tol (or max_iter).", ConvergenceWarning, stacklevel=2)
         intercept = _intercept(mu, signs, F, C)
 

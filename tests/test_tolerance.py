@@ -1,0 +1,229 @@
+"""Printed digits that hold on any machine: the tolerance-variation test (issue 32).
+
+Every notebook is re-run with every solver's stopping tolerance ten times tighter
+(``LECTURELIB_TOLERANCE_FACTOR=0.1``, read by ``lecturelib/_tolerance.py``; the
+notebooks' own cvxpy calls are tightened by ``tests/tolerance_site/sitecustomize.py``),
+and its stored outputs must not change: a printed digit that moves when the solvers stop
+closer to the optimum was never guaranteed by the computation.  The fast tests check the
+switch itself, that solvers really stop tighter under it, and that the cvxpy wrapper
+reaches a notebook kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from determinism import NOTEBOOKS, nbval, notebook_id
+from lecturelib import _tolerance, em, metric, subspace, svm
+from lecturelib._tolerance import cvxpy_settings, iteration_cap, tightened
+from lecturelib.kernels import rbf_kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "tests" / "tolerance_site"
+VAR = "LECTURELIB_TOLERANCE_FACTOR"
+FACTOR = "0.1"
+TIGHT_ENV = {**os.environ, VAR: FACTOR,
+             "PYTHONPATH": os.pathsep.join([str(SITE), *filter(None, [os.environ.get("PYTHONPATH")])])}
+# Chapter 12 is left out until its rewrite lands (its author adds it to the list then).
+CHAPTER_12 = ROOT / "chapters" / "12-metric.ipynb"
+TOLERANCE_NOTEBOOKS = [p for p in NOTEBOOKS if p != CHAPTER_12]
+
+
+@pytest.fixture
+def factor(monkeypatch):
+    """Set the switch for one test: ``factor("0.1")``."""
+    def set_factor(value):
+        monkeypatch.setenv(VAR, value)
+    monkeypatch.delenv(VAR, raising=False)
+    return set_factor
+
+
+# ----------------------------------------------------------------------------- the switch
+
+
+@pytest.mark.parametrize("value", [None, "1", "1.0"])
+def test_factor_one_returns_todays_values(factor, value):
+    if value is not None:
+        factor(value)
+    assert tightened(1e-3) == 1e-3 and tightened(0) == 0 and type(tightened(1)) is int
+    assert iteration_cap(500, 1e-3) == 500 and iteration_cap(40, 0.0) == 40
+    assert cvxpy_settings("CLARABEL") == {} and cvxpy_settings("SCS") == {}
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "2", "abc", "nan", "1.5", ""])
+def test_bad_factor_raises_naming_variable_and_value(factor, value):
+    factor(value)
+    for call in (lambda: tightened(1e-3), lambda: iteration_cap(10, 1e-3),
+                 lambda: cvxpy_settings("CLARABEL")):
+        with pytest.raises(ValueError, match=rf"{VAR}={value!r}"):
+            call()
+
+
+def test_bad_factor_raises_in_a_solver(factor):
+    factor("abc")
+    X, _ = make_blobs(n_samples=30, centers=2, random_state=0)
+    with pytest.raises(ValueError, match=VAR):
+        em.GaussianMixture(2, random_state=0).fit(X)
+
+
+def test_factor_scales_tolerances_and_caps(factor):
+    factor(FACTOR)
+    assert tightened(1e-3) == pytest.approx(1e-4, rel=1e-12)
+    assert iteration_cap(500, 1e-3) == 5000 and iteration_cap(7, 1e-3) == 70
+    assert iteration_cap(40, 0.0) == 40          # tol = 0: a fixed number of steps
+    assert cvxpy_settings("CLARABEL") == pytest.approx(
+        {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9, "tol_ktratio": 1e-7,
+         "max_iter": 2000})
+    assert cvxpy_settings("scs") == pytest.approx({"eps_abs": 1e-6, "eps_rel": 1e-6, "max_iters": 1_000_000})
+    with pytest.raises(ValueError, match="HIGHS"):
+        cvxpy_settings("HIGHS")
+
+
+def test_clarabel_defaults_are_clarabels():
+    clarabel = pytest.importorskip("clarabel")
+    defaults = clarabel.DefaultSettings()
+    for key, value in _tolerance._CVXPY_DEFAULTS["CLARABEL"].items():
+        assert getattr(defaults, key) == value, key
+
+
+# ----------------------------------------------------------------------------- solvers stop tighter
+
+
+def blobs():
+    return make_blobs(n_samples=200, centers=3, cluster_std=2.5, random_state=0)
+
+
+def fit_both(factor, fit):
+    out = {}
+    for value in ("1", FACTOR):
+        factor(value)
+        out[value] = fit()
+    return out["1"], out[FACTOR]
+
+
+def test_em_stops_at_a_smaller_loglik_change(factor):
+    X, _ = blobs()
+    loose, tight = fit_both(factor, lambda: em.GaussianMixture(3, tol=1e-3, random_state=0).fit(X))
+    last_change = [abs(m.loglik_history_[-2] - m.loglik_history_[-3]) / len(X) for m in (loose, tight)]
+    assert last_change[1] < 1e-4 < last_change[0]
+    assert tight.n_iter_ > loose.n_iter_
+
+
+def test_smo_stops_at_a_smaller_kkt_violation(factor):
+    X, y = blobs()
+    y = (y == 0).astype(int)
+    K = rbf_kernel(X, gamma=0.1)
+
+    def violation(clf):
+        return svm.kkt_violation(clf.alpha_, 2 * y - 1, K, 1.0, float(clf.intercept_[0]))
+
+    loose, tight = fit_both(factor, lambda: svm.SVC(C=1.0, gamma=0.1, tol=1e-3).fit(X, y))
+    assert violation(tight) < 0.2 * violation(loose)
+
+
+def test_mmc_certifies_a_smaller_duality_gap(factor):
+    X, y = blobs()
+    loose, tight = fit_both(factor, lambda: metric.MMC(tol=1e-7).fit(X, y))
+    assert tight.gap_ <= 1e-8 < loose.gap_
+
+
+def test_lecturelib_cvxpy_solve_gets_tighter_settings(factor, monkeypatch):
+    import cvxpy as cp
+
+    seen = []
+    original = cp.Problem.solve
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", spy)
+    rng = np.random.default_rng(0)
+    y = np.repeat([-1, 1], 10)
+    X = np.hstack([rng.normal(size=(20, 2)), rng.normal(size=(20, 2))]) + 2 * y[:, None]
+    loose, tight = fit_both(factor, lambda: subspace.SVM2K(views=2).fit(X, y))
+    assert seen[0] == {"solver": cp.CLARABEL}
+    assert seen[1] == {"solver": cp.CLARABEL, **cvxpy_settings(cp.CLARABEL)}
+    assert seen[1]["tol_gap_rel"] == pytest.approx(1e-9)
+    assert tight.objective_ == pytest.approx(loose.objective_, rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- the notebooks' cvxpy
+
+
+PROBE = textwrap.dedent("""
+    import json, sys, sitecustomize
+    import cvxpy as cp, numpy as np
+    x = cp.Variable(2)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(x - np.array([2.0, 1.0]))), [cp.sum(x) <= 1])
+    prob.solve(solver=cp.CLARABEL, verbose=True, **json.loads(sys.argv[1]))
+    print("SITECUSTOMIZE", sitecustomize.__file__)
+    print("WRAPPED", getattr(cp.Problem.solve, "_tolerance_wrapped", False))
+""")
+
+
+def probe(env, explicit=None):
+    proc = subprocess.run([sys.executable, "-c", PROBE, json.dumps(explicit or {})], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_sitecustomize_tightens_the_notebooks_cvxpy_calls():
+    out = probe(TIGHT_ENV)
+    assert f"SITECUSTOMIZE {SITE / 'sitecustomize.py'}" in out      # not shadowed by another
+    assert "WRAPPED True" in out
+    # Clarabel prints the settings it was given
+    assert "tol_feas = 1.0e-9, tol_gap_abs = 1.0e-9, tol_gap_rel = 1.0e-9" in out
+    assert "max iter = 2000," in out
+
+
+def test_sitecustomize_lets_explicit_settings_win():
+    out = probe(TIGHT_ENV, {"tol_feas": 1e-7})
+    assert "tol_feas = 1.0e-7, tol_gap_abs = 1.0e-9" in out
+
+
+def test_sitecustomize_is_inert_at_factor_one():
+    out = probe({**TIGHT_ENV, VAR: "1"})
+    assert "WRAPPED False" in out and "tol_gap_abs = 1.0e-8" in out and "max iter = 200," in out
+
+
+def test_sitecustomize_reaches_the_notebook_kernel(tmp_path):
+    """A notebook whose stored output says that its kernel's cvxpy is wrapped, validated by
+    the same nbval run as the notebooks: passes only if the wrapper reaches the kernel."""
+    nbformat = pytest.importorskip("nbformat")
+    cell = nbformat.v4.new_code_cell(
+        "import cvxpy as cp\n"
+        "from lecturelib._tolerance import cvxpy_settings\n"
+        "print(getattr(cp.Problem.solve, '_tolerance_wrapped', False), cvxpy_settings(cp.CLARABEL)['max_iter'])",
+        execution_count=1,
+        outputs=[nbformat.v4.new_output("stream", name="stdout", text="True 2000\n")])
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "probe.ipynb"
+    nbformat.write(nb, path)
+    proc = nbval(path, TIGHT_ENV)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+# ----------------------------------------------------------------------------- the notebooks
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("notebook", TOLERANCE_NOTEBOOKS, ids=[notebook_id(p) for p in TOLERANCE_NOTEBOOKS])
+def test_notebook_outputs_hold_with_ten_times_tighter_tolerances(notebook):
+    proc = nbval(notebook, TIGHT_ENV)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+def test_the_list_leaves_out_only_chapter_12():
+    assert set(NOTEBOOKS) - set(TOLERANCE_NOTEBOOKS) == {CHAPTER_12}
