@@ -12,13 +12,14 @@ PDF_DIR ?= _build/pdf
 PDF_INSTRUCTOR_DIR ?= _build/pdf-instructor
 PDFBUILD = $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
 
-.PHONY: book-instructor pdf pdf-instructor test notebooks nbval assign bench release
+.PHONY: book-instructor pdf pdf-instructor test test-all notebooks nbval assign bench release
 
 help::
 	@echo "make book-instructor  render the instructor book (solutions shown) to _build/instructor/_build/html"
 	@echo "make pdf              render the student book to one PDF, $(PDF_DIR)/book.pdf (needs TeX, see README)"
 	@echo "make pdf-instructor   the instructor book (solutions shown) as a PDF, $(PDF_INSTRUCTOR_DIR)/book.pdf"
-	@echo "make test             run every test (library, notebooks, grader, book, browser)"
+	@echo "make test             the everyday tests (library, grader, notebooks, the student book): under 10 minutes"
+	@echo "make test-all         every test, the slow cross-checks too (what CI runs): under 20 minutes"
 	@echo "make release          write the student edition (no solutions) to $(RELEASE)/, folder and zip"
 	@echo "make bench            run the benchmarks (RESULTS.md against scikit-learn, GRADING.md, METRIC.md against metric-learn, TABLE1.md)"
 	@echo "make notebooks NB=... execute notebooks in place, storing outputs"
@@ -47,8 +48,18 @@ pdf-instructor: $(STAMP)
 	cp $(PDF_INSTRUCTOR_DIR)/_build/latex/book.pdf $(PDF_INSTRUCTOR_DIR)/book.pdf
 	@echo "Open $(PDF_INSTRUCTOR_DIR)/book.pdf"
 
+# Two tiers.  make test, the everyday one: the library, grading and the sandbox, nbval of
+# every chapter and solution, one (student) book build.  make test-all, what CI runs, adds
+# the slow cross-checks marked `full`: notebooks under other BLAS settings and tightened
+# solver tolerances, both editions in Chromium at two widths, the PDF, the release rebuilt
+# from its zip, JupyterLab.  Both list the 20 slowest tests at the end.
+PYTEST = $(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -n 2 --dist loadfile --durations=20
+
 test: $(STAMP)
-	$(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -n 2 --dist loadfile
+	$(PYTEST) -m "not full"
+
+test-all: $(STAMP)
+	$(PYTEST)
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -17,20 +18,31 @@ JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
 
 
 def _build(kind: str) -> Path:
+    """Build one edition into ``_build/test-<kind>`` once per test run.  Each xdist worker
+    has its own session, so two workers may ask for the same edition: a lock makes the
+    second wait, and a stamp with the run's id lets it take the first one's build."""
     out = ROOT / "_build" / f"test-{kind}"
-    subprocess.run(["rm", "-rf", str(out)], check=True)
-    cmd = [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
-    if kind == "instructor":
-        cfg = ROOT / "_build" / "test-instructor-config"
-        subprocess.run([sys.executable, str(ROOT / "tools" / "bookconfig.py"), "instructor", str(cfg)],
-                       check=True)
-        cmd += ["--config", str(cfg / "_config.yml"), "--toc", str(cfg / "_toc.yml")]
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     html = out / "_build" / "html"
-    if proc.returncode != 0 or not (html / "index.html").is_file():
-        tail = (proc.stdout + proc.stderr)[-6000:]
-        pytest.fail(f"{kind} book build failed (rc {proc.returncode}):\n{tail}")
+    stamp = out / "built-by-run"
+    run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
+    out.parent.mkdir(exist_ok=True)
+    with open(out.parent / f"test-{kind}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)                # released when the file closes
+        if stamp.is_file() and stamp.read_text() == run_id and (html / "index.html").is_file():
+            return html
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+        cmd = [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
+        if kind == "instructor":
+            cfg = ROOT / "_build" / "test-instructor-config"
+            subprocess.run([sys.executable, str(ROOT / "tools" / "bookconfig.py"), "instructor", str(cfg)],
+                           check=True)
+            cmd += ["--config", str(cfg / "_config.yml"), "--toc", str(cfg / "_toc.yml")]
+        env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+        if proc.returncode != 0 or not (html / "index.html").is_file():
+            tail = (proc.stdout + proc.stderr)[-6000:]
+            pytest.fail(f"{kind} book build failed (rc {proc.returncode}):\n{tail}")
+        stamp.write_text(run_id)
     return html
 
 
@@ -42,4 +54,5 @@ def student_html() -> Path:
 
 @pytest.fixture(scope="session")
 def instructor_html() -> Path:
+    """The instructor book (solutions shown), built like the student book."""
     return _build("instructor")

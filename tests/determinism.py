@@ -3,8 +3,8 @@
 Run as a script (``python tests/determinism.py``) it prints a JSON object mapping each
 estimator to a SHA-256 of everything it learned; the tests compare these fingerprints
 within one process and across two fresh interpreters.  ``python tests/determinism.py
-chapter12`` prints chapter 12's Table 1 errors on the first split of each data set
-instead; the tests compare them across BLAS settings.
+chapter12`` prints the Table 1 errors that chapter 12 prints, recomputed on the first
+split of each data set, instead; the tests compare them across BLAS settings.
 """
 
 from __future__ import annotations
@@ -97,12 +97,6 @@ FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
 on_x86_64 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                reason="OpenBLAS core types are x86-64 names")
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
-# Chapter 12 re-runs the MENN paper's protocol (7 minutes, 14 with two threads beside
-# another test); two more runs of the page would take CI over its time limit.  nbval runs
-# the page once; under the other settings the tests re-run its protocol on the first split
-# of each data set.
-CHAPTER_12 = ROOT / "chapters" / "12-metric.ipynb"
-RERUN_NOTEBOOKS = [p for p in NOTEBOOKS if p != CHAPTER_12]
 
 
 def notebook_id(path: Path) -> str:
@@ -120,16 +114,15 @@ def nbval(notebook: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 def chapter12_first_splits() -> dict:
-    """Every method's LOO and test error on split 0 of each of chapter 12's data sets,
-    with MENN's chosen width: the chapter's cells tagged ``table1-protocol``, executed."""
+    """Every method's LOO and test error on split 0 of each of chapter 12's data sets, with
+    MENN's chosen width: the protocol of ``benchmarks/table1.py``, which the chapter prints."""
     spec = importlib.util.spec_from_file_location("table1", ROOT / "benchmarks" / "table1.py")
     table1 = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table1)
-    ns = table1.protocol_namespace()
     out = {}
-    for name, (X, y) in ns["data"].items():
-        errors, menn = ns["paper_split"](X.astype(float), y, 0)
-        out[name] = {method: list(errors[method][:2]) for method in ns["methods"]}
+    for name in table1.CHAPTER_DATA:
+        errors, menn = table1.paper_split(*table1.load(name), 0)
+        out[name] = {method: list(errors[method][:2]) for method in table1.METHODS}
         out[name]["MENN rho"] = menn.gamma
     return out
 

@@ -26,7 +26,7 @@ import yaml
 from docutils import nodes
 
 from lecturelib._sphinx_book import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
-from test_book import toc_files
+from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,8 +99,7 @@ def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
     assert re.search(r'href="#[^"]*four-c">\(4\.2\)</a>', four) and re.search(r'href="#four-thm">Theorem 4\.1</a>', four)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("edition", ["student", "instructor"])
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
     html = request.getfixturevalue(f"{edition}_html")
     wrong, seen = [], {}
@@ -194,8 +193,7 @@ def index_targets(html: Path) -> list[str]:
     return [href.split("#")[0] for href in re.findall(r'<a href="([^"]+)"', table)]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("edition", ["student", "instructor"])
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_general_index_is_reachable_and_has_entries(edition, request):
     html = request.getfixturevalue(f"{edition}_html")
     intro = (html / "intro.html").read_text(encoding="utf-8")
@@ -209,7 +207,6 @@ def test_general_index_is_reachable_and_has_entries(edition, request):
     assert "notation.html" in concept
 
 
-@pytest.mark.slow
 def test_every_chapter_has_index_entries(student_html):
     targets = set(index_targets(student_html))
     missing = [c.stem for c in CHAPTERS if f"chapters/{c.stem}.html" not in targets]
@@ -247,7 +244,6 @@ def solution_fragments(text: str, width: int = 40) -> list[str]:
     return found
 
 
-@pytest.mark.slow
 def test_search_summaries_cover_every_page_and_hold_no_solution(student_html):
     texts = summaries(student_html)
     pages = {p.relative_to(student_html).with_suffix("").as_posix() for p in student_html.rglob("*.html")
@@ -300,7 +296,7 @@ def solution_queries(count: int = 4) -> list[str]:
     return words
 
 
-@pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.browser
 @pytest.mark.parametrize("edition", ["student", "instructor"])
 def test_search_shows_snippets_without_solutions(edition, request, browser):
@@ -384,7 +380,6 @@ def test_notation_appendix_is_listed_linked_and_covers_the_chapters():
     assert not missing, f"the notation page names no symbol from: {missing}"
 
 
-@pytest.mark.slow
 def test_intro_numbers_each_chapter_once(student_html):
     """The intro's chapter list is a bullet list of titles that carry their own numbers."""
     intro = (student_html / "intro.html").read_text(encoding="utf-8")

@@ -72,7 +72,6 @@ def test_report_is_written_from_the_results(bench, tmp_path, monkeypatch):
     assert stored["targets"] == bench.TARGETS           # the Performance appendix reads them here
 
 
-@pytest.mark.slow
 def test_one_measurement_per_side_agrees_on_quality(bench):
     lib = bench.measure("KMeans", "lecturelib", 1000, 1, 1)
     ref = bench.measure("KMeans", "reference", 1000, 1, 1)

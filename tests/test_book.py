@@ -16,6 +16,8 @@ from html import unescape
 
 from solutiontext import answer_code_lines, leaks_in
 
+# The student edition is the everyday tier's one book build; the instructor's is make test-all's.
+EDITIONS = ["student", pytest.param("instructor", marks=pytest.mark.full)]
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -69,7 +71,6 @@ def test_requirements_pin_jupyter_book_1():
     assert not unpinned, f"unpinned requirements: {unpinned}"
 
 
-@pytest.mark.slow
 def test_student_book_builds_offline(student_html):
     assert (student_html / "index.html").is_file()
     for chapter in CHAPTERS:
@@ -81,7 +82,6 @@ def test_student_book_builds_offline(student_html):
     assert (student_html / "searchindex.js").is_file()
 
 
-@pytest.mark.slow
 def test_student_book_has_no_solutions(student_html):
     assert 'class="solution' not in html_raw(student_html), "a {solution} block survived"
     leaked = leaks_in(student_html)
@@ -95,7 +95,6 @@ def download_link(page: Path) -> Path:
     return (page.parent / links[0]).resolve()
 
 
-@pytest.mark.slow
 def test_student_book_offers_every_notebook_without_solutions(student_html):
     pages = [f"chapters/{c.stem}" for c in CHAPTERS] + [f"exercises/{s.stem}" for s in SOLUTIONS]
     for page in pages:
@@ -108,7 +107,7 @@ def test_student_book_offers_every_notebook_without_solutions(student_html):
             assert nb["metadata"]["lecturelib"]["public_checks"], f"{page}: the download has no public checks"
 
 
-@pytest.mark.slow
+@pytest.mark.full
 def test_instructor_book_shows_solutions(instructor_html):
     text = html_text(instructor_html)
     for solution in SOLUTIONS:
@@ -130,8 +129,7 @@ def reference_entries():
     return [(m, n) for m in MODULES for n in public_names(importlib.import_module(f"lecturelib.{m}"))]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("edition", ["student", "instructor"])
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_book_contains_the_lecturelib_reference(edition, request):
     html = request.getfixturevalue(f"{edition}_html")
     missing = []
@@ -178,7 +176,6 @@ def rendered_dom(page: Path) -> str:
     return proc.stdout
 
 
-@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.parametrize("page", ["intro"] + [f"chapters/{c.stem}" for c in CHAPTERS[:1]])
 def test_browser_typesets_math_and_shows_figures(student_html, page):

@@ -1,7 +1,7 @@
 """Determinism: same random_state, same result, in one process and across two; every
-stored notebook output reproduced with two BLAS threads as well as with one; chapter 12's
-protocol reproduced under two threads and another CPU's BLAS kernels (the other
-notebooks under those kernels: ``test_foreign_blas.py``)."""
+stored notebook output reproduced with two BLAS threads as well as with one; the Table 1
+protocol behind chapter 12 reproduced under two threads and another CPU's BLAS kernels
+(the notebooks under those kernels: ``test_foreign_blas.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from determinism import (FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, TWO_THREADS_ENV, fingerprints, nbval,
+from determinism import (FOREIGN_BLAS_ENV, NOTEBOOKS, TWO_THREADS_ENV, fingerprints, nbval,
                          notebook_id, on_x86_64, randomised_estimators)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +45,8 @@ def test_different_random_state_is_not_ignored():
     assert seed_dependent <= differing, sorted(seed_dependent - differing)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("notebook", RERUN_NOTEBOOKS, ids=[notebook_id(p) for p in RERUN_NOTEBOOKS])
+@pytest.mark.full
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[notebook_id(p) for p in NOTEBOOKS])
 def test_notebook_outputs_reproduced_with_two_threads(notebook):
     proc = nbval(notebook, TWO_THREADS_ENV)
     assert proc.returncode == 0, proc.stdout[-4000:]
@@ -58,12 +58,12 @@ def chapter12_one_thread():
                        "MKL_NUM_THREADS": "1"}, "chapter12")
 
 
-@pytest.mark.slow
+@pytest.mark.full
 @pytest.mark.parametrize("env", [TWO_THREADS_ENV, pytest.param(FOREIGN_BLAS_ENV, marks=on_x86_64)],
                          ids=["two threads", "another CPU's kernels"])
 def test_chapter12_protocol_reproduced(env, chapter12_one_thread):
-    """Chapter 12's page is not re-run under other BLAS settings (see RERUN_NOTEBOOKS);
-    its Table 1 protocol is, on the first split of each data set: every method's errors
-    and MENN's chosen width must be those of one thread and this CPU's kernels."""
+    """Chapter 12 prints Table 1 from a file made by ``benchmarks/table1.py``; its protocol
+    is re-run on the first split of each data set: every method's errors and MENN's
+    chosen width must be those of one thread and this CPU's kernels."""
     assert set(chapter12_one_thread) == {"Iris", "Wine", "Cancer"}
     assert run_helper(env, "chapter12") == chapter12_one_thread

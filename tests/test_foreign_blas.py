@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from determinism import FOREIGN_BLAS_ENV, RERUN_NOTEBOOKS, nbval, notebook_id, on_x86_64
+from determinism import FOREIGN_BLAS_ENV, NOTEBOOKS, nbval, notebook_id, on_x86_64
 
 pytestmark = on_x86_64
 
@@ -30,8 +30,8 @@ def test_foreign_blas_kernels_are_really_selected():
     assert not set(foreign) & set(native), (native, foreign)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("notebook", RERUN_NOTEBOOKS, ids=[notebook_id(p) for p in RERUN_NOTEBOOKS])
+@pytest.mark.full
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[notebook_id(p) for p in NOTEBOOKS])
 def test_notebook_outputs_reproduced_with_another_cpus_blas_kernels(notebook):
     proc = nbval(notebook, FOREIGN_BLAS_ENV)
     assert proc.returncode == 0, proc.stdout[-4000:]

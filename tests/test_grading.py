@@ -363,7 +363,6 @@ def test_exercises_in_sync_with_solutions():
     assert {p.name for p in (ROOT / "exercises").glob("*.ipynb")} == generated
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=[p.stem for p in SOLUTIONS])
 def test_solution_full_marks_and_exercise_zero(solution):
     questions = grading.load_questions(grading.read_notebook(solution))

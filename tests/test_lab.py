@@ -29,7 +29,7 @@ EXERCISE = "exercises/01-bayes.ipynb"
 
 SHOWN_NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # JupyterLab keeps other tabs, hidden
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.full, pytest.mark.browser]
 # The course's commands as a user runs them: no matplotlib backend or venv of the test run.
 ENV = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "VIRTUAL_ENV")}
 

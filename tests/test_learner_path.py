@@ -94,7 +94,6 @@ def test_every_command_shown_works_from_the_course_root():
     assert not problems, problems
 
 
-@pytest.mark.slow
 def test_the_pages_check_command_runs_as_shown():
     proc = subprocess.run(shlex.split(".venv/bin/lecturelib check exercises/01-bayes.ipynb"), cwd=ROOT,
                           capture_output=True, text=True, timeout=600)

@@ -20,6 +20,7 @@ import pytest
 
 from solutiontext import MIN_CHARS, solution_lines
 
+pytestmark = pytest.mark.full
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))

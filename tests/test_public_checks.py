@@ -45,7 +45,6 @@ def test_every_question_has_public_checks_that_hide_the_grading(solution):
         assert [f"check:{q.id}"] in tags, f"{q.id}: no check cell in the exercise"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
 def test_solution_passes_and_exercise_fails_every_public_check(solution):
     passed = self_check(solution)

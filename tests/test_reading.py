@@ -44,7 +44,7 @@ import pytest
 
 from test_book import chromium
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
+pytestmark = [pytest.mark.full, pytest.mark.browser]
 
 WIDE, NARROW = 1280, 400
 HEIGHT = 900

@@ -20,7 +20,7 @@ from test_lab import ENV, free_port, start_lab, stop_lab, wait_for_server
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "ml-theory-course"
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.full
 
 
 def run(cmd, cwd, timeout=1200):
