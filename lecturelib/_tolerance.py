@@ -96,3 +96,15 @@ def cvxpy_settings(solver) -> dict:
         return {}
     return {key: (math.ceil(value / f) if key in _CAPS else value * f)
             for key, value in _CVXPY_DEFAULTS[name].items()}
+
+
+def default_cvxpy_settings(solver) -> dict:
+    """The solver's default stopping tolerances and iteration cap, spelled out, for a solve
+    that the switch must not tighten (the wrapper of the notebooks' cvxpy calls adds
+    tightened settings only where a call names none).  A solve whose problem is so
+    degenerate that the solver cannot get below its defaults uses this, and says why."""
+    name = str(solver).upper()
+    if name not in _CVXPY_DEFAULTS:
+        raise ValueError(f"no tolerance settings for the cvxpy solver {solver!r}; "
+                         f"known: {', '.join(sorted(_CVXPY_DEFAULTS))}")
+    return dict(_CVXPY_DEFAULTS[name])
