@@ -134,8 +134,10 @@ def test_cli_grades_a_folder_and_exports_csv(klass, tmp_path):
     proc = subprocess.run(run + ["grade", str(subs), "--assignment", "toy", "--solutions",
                                  str(root / "solutions"), "--gradebook", str(book), "--timeout", "8"],
                           capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
+    # the corrupt notebook could not be graded normally: listed at the end, exit status 1
+    assert proc.returncode == 1 and "--accept-failures" in proc.stderr, proc.stderr
     assert "honest01: 6 / 6" in proc.stdout and "corrupt: 0 / 6" in proc.stdout
+    assert "1 submission(s) could not be graded normally:\n  corrupt: malformed" in proc.stdout
     proc = subprocess.run(run + ["gradebook", "export", "--assignment", "toy", "--gradebook", str(book),
                                  "--output", str(out)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -12,18 +12,50 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import errno
 import hashlib
 import os
 import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from .gradebook import Gradebook
-from .notebook import GradingError, load_questions, read_notebook
+from .notebook import (MAX_NOTEBOOK_BYTES, GradingError, load_questions,
+                       notebook_assignment, read_notebook)
 from .report import GradeReport, QuestionResult, plain, write_atomic
 from .runner import Reference, grade_notebook, reference_run, solution_for
 from .sandbox import Limits, require_sandbox
+
+
+GRADER_VERSION = "2"  # raise when grading changes: every gradebook row is graded again
+NAME = re.compile(r"^(?!\.)[A-Za-z0-9._@+-]{1,100}$")
+NAME_RULE = "letters, digits and ._-@+ only, no leading dot, at most 100 characters"
+SKIPPED = {".ipynb_checkpoints", "__MACOSX"}
+
+
+def display(text) -> str:
+    """A name or path as printed: ``repr`` (escape codes escaped), cut short."""
+    text = str(text)
+    return repr(text if len(text) <= 200 else text[:200] + "...")
+
+
+class Unreadable(Exception):
+    """A submission refused before it is read; the message is one of a fixed few."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """A notebook found for ``student``: ``parts`` below ``root`` (a folder on ``dev``)."""
+
+    student: str
+    root: Path
+    parts: tuple[str, ...]
+
+    @property
+    def path(self) -> Path:
+        return self.root.joinpath(*self.parts)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,47 +63,140 @@ class Submission:
     student: str
     path: Path
     data: bytes
+    problem: str = ""  # "could not be read: ..." when the file was refused
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.data).hexdigest()
+        return hashlib.sha256(self.data).hexdigest() if not self.problem else "-"
 
 
 @dataclasses.dataclass
 class BatchSummary:
     graded: list[tuple[str, GradeReport]]
     unchanged: list[str]
+    problems: list[str] = dataclasses.field(default_factory=list)  # escaped one-liners
+    notices: list[str] = dataclasses.field(default_factory=list)   # rows replaced, ...
+    regrading: list[str] = dataclasses.field(default_factory=list)  # "solution changed: ..."
 
 
-def find_notebooks(paths) -> list[Path]:
-    """Notebook files named on the command line, folders searched recursively."""
-    found: list[Path] = []
-    for path in map(Path, paths):
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb")
-                            if ".ipynb_checkpoints" not in p.parts and p.is_file())
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise GradingError(f"{path}: no such file or folder")
-    if not found:
-        raise GradingError("no notebooks to grade (no .ipynb file in the given folders)")
+def _notebooks_in(folder: Path) -> list[tuple[tuple[str, ...], bool]]:
+    """``(parts, is_link)`` of every notebook below ``folder`` and of every symbolic link
+    to a folder there (never followed), in a stable order."""
+    found = []
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        rel = Path(here).relative_to(folder).parts
+        for d in list(dirs):
+            if d in SKIPPED or os.path.islink(os.path.join(here, d)):
+                dirs.remove(d)
+                if d not in SKIPPED:
+                    found.append((rel + (d,), True))
+        dirs.sort()
+        found += [(rel + (f,), False) for f in sorted(files) if f.endswith(".ipynb")]
     return found
 
 
-def student_names(paths: list[Path], assignment: str) -> list[str]:
-    """A name per submission: the file name (``alice.ipynb``), or the folder's name when
-    the file is named after the assignment (``alice/01-bayes.ipynb``); the relative path
-    where two would clash."""
-    names = [p.parent.name if p.stem == assignment and p.parent.name else p.stem for p in paths]
-    clashes = {n for n in names if names.count(n) > 1}
-    if clashes:
-        root = Path(os.path.commonpath([str(p.resolve().parent) for p in paths]))
-        names = [str(p.resolve().relative_to(root).with_suffix("")) if n in clashes else n
-                 for p, n in zip(paths, names)]
-    if len(set(names)) != len(names):
-        raise GradingError("two submissions have the same name: " + ", ".join(sorted(clashes)))
-    return names
+def find_candidates(paths, assignment: str) -> tuple[list[Candidate], list[str]]:
+    """Every notebook named on the command line or found in its folders, with its student.
+
+    In a folder, the student is the top-level entry: ``alice.ipynb`` (the file's stem) or
+    ``alice/`` (the folder's name, whatever the notebooks inside are called), always.
+    A file named on the command line is its stem's student, or its folder's when it is
+    named after the assignment (``alice/01-bayes.ipynb``).  Symbolic links (to notebooks
+    or folders) are candidates that will be refused, never followed.  Returns the
+    candidates and problem lines (folders without a notebook).
+    """
+    found: list[Candidate] = []
+    problems: list[str] = []
+    for path in map(Path, paths):
+        if path.is_dir():  # the instructor's own argument may be a link; nothing below it
+            root = path
+            for entry in sorted(os.scandir(root), key=lambda e: e.name):
+                name = entry.name
+                if name in SKIPPED:
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_link = entry.is_symlink()
+                    link_to_dir = is_link and entry.is_dir(follow_symlinks=True)
+                except OSError:
+                    is_dir = is_link = link_to_dir = False
+                if is_dir:
+                    inside = _notebooks_in(Path(entry.path))
+                    if not inside:
+                        problems.append(f"{display(name)}: no notebook in this folder")
+                    found += [Candidate(name, root, (name, *parts)) for parts, _ in inside]
+                elif name.endswith(".ipynb"):
+                    student = name[:-len(".ipynb")]
+                    if student == assignment:
+                        student = path.resolve().name
+                    found.append(Candidate(student, root, (name,)))
+                elif link_to_dir:
+                    found.append(Candidate(name, root, (name,)))
+        elif path.is_file() or os.path.lexists(path):
+            student = path.stem
+            if student == assignment and path.parent.name:
+                student = path.parent.name
+            found.append(Candidate(student, path.parent, (path.name,)))
+        else:
+            raise GradingError(f"{display(str(path))}: no such file or folder")
+    if not found and not problems:
+        raise GradingError("no notebooks to grade (no .ipynb file in the given folders)")
+    return found, problems
+
+
+def read_submission(candidate: Candidate, cap: int = MAX_NOTEBOOK_BYTES) -> bytes:
+    """The bytes of a submission, opened without following any symbolic link below its
+    root: a regular file on the root folder's device, at most ``cap`` bytes.  Raises
+    :class:`Unreadable` with a fixed reason (never the file's content)."""
+    fds = []
+    try:
+        try:
+            root = os.open(candidate.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            raise Unreadable("unreadable") from None
+        fds.append(root)
+        device = os.fstat(root).st_dev
+        *folders, name = candidate.parts
+        where = root
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        for i, part in enumerate([*folders, name]):
+            last = i == len(folders)
+            try:
+                fd = os.open(part, flags if last else flags | os.O_DIRECTORY, dir_fd=where)
+            except OSError as exc:
+                try:
+                    link = stat.S_ISLNK(os.lstat(part, dir_fd=where).st_mode)
+                except OSError:
+                    link = False
+                if link or exc.errno == errno.ELOOP:
+                    raise Unreadable("a symbolic link") from None
+                raise Unreadable("not a regular file" if exc.errno in (errno.ENXIO, errno.ENOTDIR)
+                                 else "unreadable") from None
+            fds.append(fd)
+            where = fd
+        info = os.fstat(where)
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable("not a regular file")
+        if info.st_dev != device:
+            raise Unreadable("on another file system")
+        if info.st_size > cap:
+            raise Unreadable(f"larger than {cap} bytes")
+        chunks, size = [], 0
+        try:
+            while size <= cap:
+                chunk = os.read(where, min(1 << 20, cap + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError:
+            raise Unreadable("unreadable") from None
+        if size > cap:
+            raise Unreadable(f"larger than {cap} bytes")
+        return b"".join(chunks)
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def failed_report(label: str, assignment: str, questions, reason: str) -> GradeReport:
@@ -79,9 +204,30 @@ def failed_report(label: str, assignment: str, questions, reason: str) -> GradeR
     return GradeReport(label, assignment, results, [], [plain(reason, 300)])
 
 
+TIMEOUT_WORDS = ("ran longer than", "time limit")
+
+
+def problem_of(report: GradeReport, nb, assignment: str) -> str:
+    """Why a graded notebook was not graded normally ("" when it was): it says it belongs
+    to another assignment, or a cell or the whole run hit a limit.  Only the grader's own
+    reasons are looked at (a check's reason, which may quote the student, starts "check")."""
+    claimed = notebook_assignment(nb)
+    if claimed is not None and claimed != assignment:
+        return f"wrong assignment: the notebook says {display(plain(claimed, 60))}"
+    runs = [r for _, r in report.skipped_cells]
+    runs += [q.reason for q in report.questions if q.reason != "ok" and not q.reason.startswith("check ")]
+    if any(word in r for r in runs for word in TIMEOUT_WORDS):
+        return "timeout: " + plain(next(r for r in runs if any(w in r for w in TIMEOUT_WORDS)), 100)
+    if runs and len(runs) == len(report.questions) and len(set(runs)) == 1:
+        return "did not run: " + plain(runs[0], 100)
+    return ""
+
+
 def grade_submission(data: bytes, label: str, assignment: str, questions,
-                     reference: Reference | Path, limits: Limits, sandbox: bool = True) -> GradeReport:
-    """Grade one notebook given as bytes (what a local or a Dask worker runs).
+                     reference: Reference | Path, limits: Limits, sandbox: bool = True,
+                     ) -> tuple[GradeReport, str]:
+    """Grade one notebook given as bytes (what a local or a Dask worker runs): the report,
+    and why it was not graded normally ("" if it was).
 
     ``reference`` is the solution's answers, or the solution notebook's path to run it
     afresh for this submission (no reference cache).
@@ -94,17 +240,22 @@ def grade_submission(data: bytes, label: str, assignment: str, questions,
         try:
             nb = read_notebook(path)
         except GradingError as exc:
-            return failed_report(label, assignment, questions,
-                                 "could not be graded: " + str(exc).replace(str(path), "the file"))
+            reason = "could not be graded: " + str(exc).replace(str(path), "the file")
+            return (failed_report(label, assignment, questions, reason),
+                    "malformed: " + plain(reason[len("could not be graded: "):], 100))
     try:
-        return grade_notebook(nb, label, assignment, questions, reference, limits, sandbox=sandbox)
+        report = grade_notebook(nb, label, assignment, questions, reference, limits, sandbox=sandbox)
     except GradingError as exc:
-        return failed_report(label, assignment, questions, f"could not be graded: {exc}")
+        reason = f"could not be graded: {exc}"
+        return failed_report(label, assignment, questions, reason), plain(reason, 120)
+    return report, problem_of(report, nb, assignment)
 
 
 def feedback_path(folder: Path, student: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", student).strip("._") or "student"
-    return folder / f"{safe}.md"
+    """The feedback file of a student: the (safe, checked) name itself, so one per student."""
+    if not NAME.match(student):
+        raise GradingError(f"unsafe student name {display(student)}")
+    return folder / f"{student}.md"
 
 
 class _Executor:
@@ -143,54 +294,134 @@ class _Executor:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
 
+def select(candidates: list[Candidate], assignment: str):
+    """One notebook per student, and problem lines for the rest: refused names, extra
+    notebooks.  A student's notebook is the one named after the assignment, else the
+    shallowest, else the first by name; the others are reported, never graded."""
+    chosen: dict[str, Candidate] = {}
+    problems: list[str] = []
+    by_student: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        by_student.setdefault(c.student, []).append(c)
+    for student, mine in sorted(by_student.items()):
+        if not NAME.match(student):
+            problems.append(f"{display(student)}: refused: not a safe student name ({NAME_RULE}); "
+                            "rename it to grade it")
+            continue
+        mine.sort(key=lambda c: (c.parts[-1] != f"{assignment}.ipynb", len(c.parts), c.parts))
+        chosen[student] = mine[0]
+        problems += [f"{student}: extra notebook, not graded: {display(str(c.path))} "
+                     f"(graded: {display(str(mine[0].path))})" for c in mine[1:]]
+    return chosen, problems
+
+
+def grader_key(solution_data: bytes) -> str:
+    """What a gradebook row was graded with: the solution notebook's hash, the grader."""
+    return f"{hashlib.sha256(solution_data).hexdigest()}/{GRADER_VERSION}"
+
+
+def _why_regraded(old: str, new: str) -> str:
+    if not old or "/" not in old:
+        return "graded by an older grader"
+    if old.split("/")[0] != new.split("/")[0]:
+        return "solution changed"
+    return "grader changed"
+
+
 def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=None,
                 limits: Limits | None = None, jobs: int | None = None, force: bool = False,
                 feedback_dir=None, scheduler: str | None = None, sandbox: bool = True,
                 use_reference_cache: bool = True, progress: bool = True) -> BatchSummary:
-    """Grade every notebook in ``paths`` (files or folders) into ``gradebook``."""
+    """Grade every notebook in ``paths`` (files or folders) into ``gradebook``.
+
+    A row is graded again when its notebook, the solution notebook or the grader changed.
+    The summary lists every submission that was not graded normally (``problems``: escaped
+    one-liners, also for unchanged rows), and rows replaced from another file (``notices``).
+    """
     limits = limits or Limits()
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise GradingError(f"--jobs must be at least 1, got {jobs}")
     solution_path = solution_for(assignment, solutions_dir)
     questions = load_questions(read_notebook(solution_path))
-    files = find_notebooks(paths)
-    submissions = [Submission(name, p, p.read_bytes())
-                   for name, p in zip(student_names(files, assignment), files)]
-    todo = [s for s in submissions if force or gradebook.graded_hash(assignment, s.student) != s.sha256]
-    unchanged = [s.student for s in submissions if s not in todo]
-    if sandbox:
+    key = grader_key(solution_path.read_bytes())
+    candidates, problems = find_candidates(paths, assignment)
+    chosen, more = select(candidates, assignment)
+    problems += more
+    submissions = []
+    for student, c in chosen.items():
+        try:
+            submissions.append(Submission(student, c.path, read_submission(c)))
+        except Unreadable as exc:
+            submissions.append(Submission(student, c.path, b"", f"could not be read: {exc}"))
+    todo, unchanged, regrading = [], [], {}
+    for s in submissions:
+        row = gradebook.submission(assignment, s.student)
+        if row is None or force or s.problem or row["sha256"] != s.sha256:
+            todo.append(s)
+        elif row["grader"] != key:
+            todo.append(s)
+            why = _why_regraded(row["grader"], key)
+            regrading[why] = regrading.get(why, 0) + 1
+        else:
+            unchanged.append(s.student)
+            if row["problem"]:
+                problems.append(f"{s.student}: {plain(row['problem'], 200)} (unchanged)")
+    if sandbox and any(not s.problem for s in todo):
         require_sandbox()
     reference = None
-    if todo and use_reference_cache:
+    if use_reference_cache and any(not s.problem for s in todo):
         reference = reference_run(solution_path, questions, limits, sandbox=sandbox,
                                   use_cache=use_reference_cache, store=gradebook)
     feedback_dir = Path(feedback_dir) if feedback_dir else gradebook.path.parent / "feedback" / assignment
     if todo:
-        feedback_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            feedback_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GradingError(f"cannot create the feedback folder {display(str(feedback_dir))}: "
+                               f"{exc.strerror}") from None
     graded: list[tuple[str, GradeReport]] = []
-    executor = _Executor(jobs, scheduler)
-    bar = _progress(len(todo), progress)
+    notices: list[str] = []
+
+    def record(s: Submission, report: GradeReport, problem: str):
+        row = gradebook.submission(assignment, s.student)
+        if row is not None and row["path"] != report.notebook:
+            notices.append(f"{s.student}: replaced the gradebook row graded from "
+                           f"{display(row['path'])} with {display(report.notebook)}")
+        gradebook.record(s.student, s.sha256, report, grader=key, problem=problem)
+        write_atomic(feedback_path(feedback_dir, s.student), report.feedback(s.student))
+        graded.append((s.student, report))
+        if problem:
+            problems.append(f"{s.student}: {plain(problem, 200)}")
+
+    for s in todo:
+        if s.problem:
+            record(s, failed_report(os.path.abspath(s.path), assignment, questions, s.problem),
+                   s.problem)
+    runnable = [s for s in todo if not s.problem]
+    executor = _Executor(jobs, scheduler) if runnable else None
+    bar = _progress(len(runnable), progress)
     try:
         futures = {}
-        for s in todo:
-            futures[executor.submit(grade_submission, s.data, str(s.path), assignment, questions,
-                                    reference or solution_path, limits, sandbox)] = s
-        for future in executor.as_completed(list(futures)):
+        for s in runnable:
+            futures[executor.submit(grade_submission, s.data, os.path.abspath(s.path), assignment,
+                                    questions, reference or solution_path, limits, sandbox)] = s
+        for future in (executor.as_completed(list(futures)) if futures else []):
             s = futures[future]
             try:
-                report = future.result()
+                report, problem = future.result()
             except Exception as exc:  # a worker lost: this submission only
-                report = failed_report(str(s.path), assignment, questions,
-                                       f"could not be graded: {type(exc).__name__}")
-            gradebook.record(s.student, s.sha256, report)
-            write_atomic(feedback_path(feedback_dir, s.student), report.feedback(s.student))
-            graded.append((s.student, report))
+                problem = f"could not be graded: {type(exc).__name__}"
+                report = failed_report(os.path.abspath(s.path), assignment, questions, problem)
+            record(s, report, problem)
             bar.update(1)
     finally:
         bar.close()
-        executor.close()
-    return BatchSummary(sorted(graded, key=lambda item: item[0]), unchanged)
+        if executor is not None:
+            executor.close()
+    return BatchSummary(sorted(graded, key=lambda item: item[0]), unchanged,
+                        sorted(problems), notices,
+                        [f"{why}: regrading {n}" for why, n in sorted(regrading.items())])
 
 
 def _progress(total: int, enabled: bool):

@@ -4,11 +4,13 @@
 
     lecturelib check NOTEBOOK ... [--timeout SECONDS]
     lecturelib assign [SOLUTION ...] [--output-dir exercises] [--check]
-    lecturelib grade SUBMISSION ... --assignment NAME [--json FILE] [--gradebook FILE] ...
+    lecturelib grade SUBMISSION ... --assignment NAME [--json FILE] [--gradebook FILE]
+                                    [--accept-failures] ...
     lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE]
 
 Every error is one line on standard error (``lecturelib: error: ...``) and exit status 2;
-never a traceback.
+never a traceback.  Grading a class exits 1 when some submissions could not be graded
+normally (they are listed at the end of the output), unless ``--accept-failures``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from .batch import grade_batch
 from .gradebook import Gradebook
 from .notebook import GradingError, assign
-from .report import fmt, write_atomic, write_json
+from .report import fmt, plain, write_atomic, write_json
 from .runner import grade
 from .sandbox import Limits
 from .selfcheck import self_check
@@ -48,7 +50,11 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("grade", help="grade submissions (instructors: needs the solutions)",
                        description="Grade one notebook (a table, and --json) or a whole class "
-                                   "(several files or folders: into the gradebook).")
+                                   "(several files or folders: into the gradebook). In a folder, "
+                                   "each top-level entry is one student: alice.ipynb, or a folder "
+                                   "alice/ with one notebook. Exit status: 0 when every "
+                                   "submission was graded normally, 1 when some could not be "
+                                   "(listed at the end; see --accept-failures), 2 on an error.")
     p.add_argument("submissions", nargs="+", metavar="SUBMISSION",
                    help="notebooks, or folders of notebooks")
     p.add_argument("--assignment", required=True,
@@ -60,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
                                       "(default: feedback/ASSIGNMENT beside the gradebook)")
     p.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: the cores)")
     p.add_argument("--force", action="store_true", help="grade again submissions that have not changed")
+    p.add_argument("--accept-failures", action="store_true",
+                   help="a class: exit 0 even when some submissions could not be graded normally "
+                        "(unreadable or refused files, unsafe names, extra notebooks, malformed "
+                        "notebooks, another assignment's notebooks, timeouts); they are listed "
+                        "at the end of the output either way, and make the exit status 1 "
+                        "without this flag")
     p.add_argument("--scheduler", help="address of a Dask distributed scheduler to grade on")
     p.add_argument("--no-reference-cache", action="store_true",
                    help="run the solution notebook again for every submission")
@@ -133,13 +145,26 @@ def _grade(args) -> int:
                               force=args.force or bool(args.json_path), feedback_dir=args.feedback, scheduler=args.scheduler,
                               sandbox=not args.no_sandbox,
                               use_reference_cache=not args.no_reference_cache)
+        for line in summary.regrading:
+            print(line)
         for student, report in summary.graded:
-            print(f"{student}: {fmt(report.score)} / {fmt(report.total)}")
+            print(f"{plain(student, 100)}: {fmt(report.score)} / {fmt(report.total)}")
         if summary.unchanged:
             print(f"{len(summary.unchanged)} unchanged submission(s) not graded again (use --force)")
+        for line in summary.notices:
+            print(f"note: {plain(line, 400)}")
         print(f"gradebook: {book.path}")
         if single and args.json_path:
             write_json(args.json_path, summary.graded[0][1])
+        if summary.problems:
+            print(f"{len(summary.problems)} submission(s) could not be graded normally:")
+            for line in summary.problems:
+                print(f"  {plain(line, 400)}")
+            if not args.accept_failures:
+                print(f"lecturelib: {len(summary.problems)} submission(s) could not be graded "
+                      "normally (listed above); fix them, or pass --accept-failures to accept "
+                      "these rows as they are", file=sys.stderr)
+                return 1
     return 0
 
 
@@ -156,7 +181,8 @@ def _gradebook(args) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the ``lecturelib`` command; return its exit status (0 ok, 1 stale, 2 error)."""
+    """Run the ``lecturelib`` command; return its exit status (0 ok, 1 stale or failed
+    checks or submissions not graded normally, 2 error)."""
     args = _parser().parse_args(argv)
     commands = {"check": _check, "assign": _assign, "grade": _grade, "gradebook": _gradebook}
     try:
