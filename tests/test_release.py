@@ -2,12 +2,18 @@
 
 The edition is written by ``make release`` as the README spells it, then unpacked from its
 zip into a clean folder, where its own commands set it up (a new ``.venv`` from the pinned
-requirements) and ``lecturelib check``, ``make book`` and ``make lab`` run.
+requirements) and ``lecturelib check``, ``make book`` and ``make lab`` run (all ``full``).
+
+The release is built from the committed state: ``tools/release.py`` run on a temporary
+clone with an answered exercise, a JupyterLab checkpoint or a stale exercise planted in
+it refuses or leaves the planted file out (fast: no book is built).
 """
 
 from __future__ import annotations
 
 import filecmp
+import importlib.util
+import os
 import subprocess
 import zipfile
 from pathlib import Path
@@ -20,7 +26,6 @@ from test_lab import ENV, free_port, start_lab, stop_lab, wait_for_server
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "ml-theory-course"
 
-pytestmark = pytest.mark.full
 
 
 def run(cmd, cwd, timeout=1200):
@@ -39,6 +44,7 @@ def files_under(folder: Path) -> set[str]:
     return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.full
 def test_release_holds_the_course_without_solutions(release):
     folder = release / NAME
     names = files_under(folder)
@@ -58,6 +64,7 @@ def test_release_holds_the_course_without_solutions(release):
     assert "\nbook:" in makefile and "\nlab:" in makefile and "\ntest:" not in makefile
 
 
+@pytest.mark.full
 def test_release_has_no_solution_text_in_any_file(release):
     folder = release / NAME
     # lecturelib is public: it implements the course's algorithms, and a few of its lines
@@ -69,6 +76,7 @@ def test_release_has_no_solution_text_in_any_file(release):
     assert not leaked, f"solution text in the release (file, source, line): {leaked[:3]}"
 
 
+@pytest.mark.full
 def test_release_zip_is_the_folder(release):
     folder = release / NAME
     with zipfile.ZipFile(release / f"{NAME}.zip") as archive:
@@ -90,6 +98,7 @@ def unpacked(release, tmp_path_factory) -> Path:
     return course
 
 
+@pytest.mark.full
 def test_release_check_runs_and_grading_is_refused(unpacked):
     proc = run([".venv/bin/lecturelib", "check", "exercises/07-pac.ipynb"], unpacked, timeout=600)
     assert proc.returncode == 1, proc.stderr[-2000:]
@@ -100,6 +109,7 @@ def test_release_check_runs_and_grading_is_refused(unpacked):
     assert "Traceback" not in graded.stderr and len(graded.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.full
 def test_release_builds_its_book(unpacked):
     proc = run(["make", "book"], unpacked)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
@@ -108,6 +118,7 @@ def test_release_builds_its_book(unpacked):
     assert not [leak for leak in leaks_in(html)], "the release's own book shows solution text"
 
 
+@pytest.mark.full
 def test_release_starts_jupyterlab(unpacked, tmp_path):
     port, log = free_port(), tmp_path / "lab.log"
     opts = "--no-browser --IdentityProvider.token=release"
@@ -116,3 +127,72 @@ def test_release_starts_jupyterlab(unpacked, tmp_path):
         wait_for_server(f"http://127.0.0.1:{port}/api/contents/exercises?token=release", proc, log)
     finally:
         stop_lab(proc)
+
+
+# ------------------------------------------------------------------ from the committed state
+
+
+@pytest.fixture()
+def clone(tmp_path):
+    """A clone of the course's committed state and ``tools/release.py`` pointed at it."""
+    where = tmp_path / "course"
+    proc = subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(where)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    paths = [".gitignore", "README.md", "course.mk", "requirements.txt", "pyproject.toml", "_config.yml",
+             "_toc.yml", "intro.md", "howto.md", "notation.md", "bibliography.md", "genindex.md",
+             "references.bib", "benchmarks/results.json", "benchmarks/table1.json", "lecturelib",
+             "exercises", "solutions", "reference", "_static", "chapters", "tools"]
+    proc = subprocess.run(["git", "-C", str(where), "checkout", "--quiet", "HEAD", "--", *paths],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    spec = importlib.util.spec_from_file_location("release_under_test", ROOT / "tools" / "release.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.ROOT = where
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "index.html").write_text("<html></html>")
+    return module, where, html
+
+
+def answer(path: Path):
+    path.write_text(path.read_text().replace("raise NotImplementedError", "return 42"))
+
+
+def test_release_refuses_a_working_tree_that_differs_from_the_commit(clone, tmp_path):
+    release, course, html = clone
+    answer(course / "exercises" / "01-bayes.ipynb")
+    checkpoints = course / "exercises" / ".ipynb_checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / "01-bayes-checkpoint.ipynb").write_bytes((course / "exercises" / "01-bayes.ipynb").read_bytes())
+    (course / "exercises" / "scratch.ipynb").write_text("{}")
+    with pytest.raises(SystemExit) as refused:
+        release.write_release(tmp_path / "out", html)
+    message = str(refused.value)
+    assert message.startswith("release: ") and "\n" not in message
+    assert "exercises/01-bayes.ipynb" in message and "exercises/scratch.ipynb" in message
+    assert not (tmp_path / "out" / f"{NAME}.zip").exists()
+
+    # the checkpoint alone (ignored by git) is not shipped: the release is the commit's
+    subprocess.run(["git", "-C", str(course), "checkout", "--quiet", "HEAD", "--", "exercises"], check=True)
+    os.unlink(course / "exercises" / "scratch.ipynb")
+    folder = release.write_release(tmp_path / "out", html)
+    with zipfile.ZipFile(tmp_path / "out" / f"{NAME}.zip") as archive:
+        assert not [n for n in archive.namelist() if ".ipynb_checkpoints" in n]
+        assert f"{NAME}/exercises/01-bayes.ipynb" in archive.namelist()
+    assert (folder / "exercises" / "01-bayes.ipynb").read_bytes() == (
+        course / "exercises" / "01-bayes.ipynb").read_bytes()
+
+
+def test_release_refuses_committed_exercises_that_assign_would_not_write(clone, tmp_path):
+    release, course, html = clone
+    answer(course / "exercises" / "02-maxent.ipynb")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    subprocess.run(["git", "-C", str(course), "commit", "--quiet", "-m", "answered",
+                    "--", "exercises/02-maxent.ipynb"], check=True, env=env)
+    with pytest.raises(SystemExit) as refused:
+        release.write_release(tmp_path / "out", html)
+    message = str(refused.value)
+    assert "exercises/02-maxent.ipynb" in message and "lecturelib assign" in message

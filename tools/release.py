@@ -8,16 +8,26 @@ notebooks, ``lecturelib``, the pinned requirements, the student targets of the M
 of the course README's "For students" section.  It never holds ``solutions/``, the tests,
 the benchmark scripts or the instructor's tools; of ``benchmarks/`` it holds only the two
 result files that pages print (appendix B and chapter 12 read them).
+
+It is built from the committed state (``git archive HEAD``), never from the working tree,
+and refused, with one line, when a shipped path has uncommitted changes or untracked
+files (an exercise tried in JupyterLab, say), or when the committed ``exercises/`` is not
+what ``lecturelib assign`` writes from the committed ``solutions/``.  Files git ignores
+(``.ipynb_checkpoints/``, ``__pycache__/``) are never shipped.
 """
 
 from __future__ import annotations
 
+import io
 import shutil
+import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 from lecturelib.grading.edition import readme_section, write_student_notebook
-from lecturelib.grading.notebook import GradingError
+from lecturelib.grading.notebook import GradingError, assign
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,6 +37,45 @@ COPIED = ["requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml", "intr
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 # Stored benchmark results that pages print: appendix B (results.json), chapter 12 (table1.json).
 PRINTED_RESULTS = ["benchmarks/results.json", "benchmarks/table1.json"]
+FOLDERS = ["lecturelib", "exercises", "reference", "_static", "chapters"]
+# What the edition is made of (solutions/ only to check exercises/; it is never shipped).
+SOURCES = [*COPIED, "course.mk", "README.md", *PRINTED_RESULTS, *FOLDERS, "solutions"]
+
+
+def _git(root: Path, *args) -> bytes:
+    proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True)
+    if proc.returncode != 0:
+        reason = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise SystemExit(f"release: git {args[0]} failed in {root}: {reason[-1] if reason else proc.returncode}"
+                         " (the release is built from the committed state of a git checkout)")
+    return proc.stdout
+
+
+def _listed(paths, limit=8) -> str:
+    paths = sorted(paths)
+    more = f" and {len(paths) - limit} more" if len(paths) > limit else ""
+    return ", ".join(paths[:limit]) + more
+
+
+def committed_sources(root: Path, into: Path) -> Path:
+    """The committed state of :data:`SOURCES` unpacked in ``into``; refused (``SystemExit``,
+    one line) when the working tree differs from it there, or exercises/ is stale."""
+    status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *SOURCES)
+    changed = [entry[3:].decode(errors="replace") for entry in status.split(b"\0") if entry[2:3] == b" "]
+    if changed:
+        raise SystemExit(f"release: uncommitted changes or untracked files in shipped paths "
+                         f"(commit or remove them; the release is the commit): {_listed(changed)}")
+    archive = _git(root, "archive", "--format=tar", "HEAD", "--", *SOURCES)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    solutions = sorted((into / "solutions").glob("*.ipynb"))
+    stale = [f"exercises/{p.name}" for p in assign(solutions, into / "exercises", check=True)]
+    made = {p.name for p in solutions}
+    stale += [f"exercises/{p.name}" for p in (into / "exercises").glob("*.ipynb") if p.name not in made]
+    if stale:
+        raise SystemExit(f"release: the committed exercises/ is not what `lecturelib assign` writes "
+                         f"from solutions/ (run make assign and commit): {_listed(stale)}")
+    return into
 
 
 def student_readme(readme: str) -> str:
@@ -39,25 +88,28 @@ def student_readme(readme: str) -> str:
 
 
 def write_release(out: Path, html: Path) -> Path:
-    """Write ``out/NAME`` and ``out/NAME.zip``; return the folder."""
+    """Write ``out/NAME`` and ``out/NAME.zip`` from the committed state; return the folder."""
     if not (html / "index.html").is_file():
         raise SystemExit(f"release: no student book in {html} (run make book first)")
+    with tempfile.TemporaryDirectory(prefix="release-sources-") as scratch:
+        return _write(committed_sources(ROOT, Path(scratch)), out, html)
+
+
+def _write(src: Path, out: Path, html: Path) -> Path:
     target = out / NAME
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for name in COPIED:
-        shutil.copy2(ROOT / name, target / name)
-    shutil.copy2(ROOT / "course.mk", target / "Makefile")
+        shutil.copy2(src / name, target / name)
+    shutil.copy2(src / "course.mk", target / "Makefile")
     (target / "benchmarks").mkdir()
     for name in PRINTED_RESULTS:
-        shutil.copy2(ROOT / name, target / name)
-    (target / "README.md").write_text(student_readme((ROOT / "README.md").read_text(encoding="utf-8")),
+        shutil.copy2(src / name, target / name)
+    (target / "README.md").write_text(student_readme((src / "README.md").read_text(encoding="utf-8")),
                                       encoding="utf-8")
-    shutil.copytree(ROOT / "lecturelib", target / "lecturelib", ignore=IGNORED)
-    shutil.copytree(ROOT / "exercises", target / "exercises", ignore=IGNORED)
-    shutil.copytree(ROOT / "reference", target / "reference", ignore=IGNORED)
-    shutil.copytree(ROOT / "_static", target / "_static", ignore=IGNORED)
-    for chapter in sorted((ROOT / "chapters").glob("*.ipynb")):
+    for folder in ("lecturelib", "exercises", "reference", "_static"):
+        shutil.copytree(src / folder, target / folder, ignore=IGNORED)
+    for chapter in sorted((src / "chapters").glob("*.ipynb")):
         write_student_notebook(chapter, target / "chapters" / chapter.name)
     shutil.copytree(html, target / "book", ignore=shutil.ignore_patterns(".buildinfo"))
     archive = shutil.make_archive(str(out / NAME), "zip", root_dir=out, base_dir=NAME)
