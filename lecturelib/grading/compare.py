@@ -2,12 +2,15 @@
 
 Only plain data reaches this module (see :mod:`.safejson`): numbers, strings, lists, dicts,
 sets and numpy arrays of numbers.  A reason for a mismatch says *how* the answer differs
-(form, shape, which elements), never what the expected values are.
+(form, shape, which elements), never what the expected values are, and it describes the
+student's answer only by its kind (an array, a list, ...): its sizes, and so anything a
+notebook could encode in them, are never shown.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 import numbers
 
 import numpy as np
@@ -36,15 +39,31 @@ def _numeric_array(v):
 
 
 def describe(v) -> str:
+    """The form of a (reference) value, with its sizes."""
     if isinstance(v, np.ndarray):
         return f"an array of shape {v.shape}"
+    if isinstance(v, list):
+        return f"a list of length {len(v)}"
+    return kind(v)
+
+
+def kind(v) -> str:
+    """The kind of a student's value, from a fixed set of words (no sizes, no names)."""
+    if isinstance(v, np.ndarray):
+        return "an array"
     if isinstance(v, SetAnswer):
         return "a set"
     if isinstance(v, list):
-        return f"a list of length {len(v)}"
+        return "a list"
     if isinstance(v, dict):
         return "a dict"
-    return "None" if v is None else f"a value of type {type(v).__name__}"
+    if v is None:
+        return "None"
+    name = type(v).__name__
+    return f"a value of type {name}" if name in _SCALAR_TYPES else "a value of another type"
+
+
+_SCALAR_TYPES = {"bool", "int", "float", "complex", "str"}
 
 
 def _compare_allclose(got, want, rtol, atol, path):
@@ -52,9 +71,9 @@ def _compare_allclose(got, want, rtol, atol, path):
     if want_arr is not None:
         got_arr = _numeric_array(got)
         if got_arr is None:
-            raise Mismatch(f"{path}: expected a number or numeric array, got {describe(got)}")
+            raise Mismatch(f"{path}: expected a number or numeric array, got {kind(got)}")
         if got_arr.shape != want_arr.shape:
-            raise Mismatch(f"{path}: expected shape {want_arr.shape}, got {got_arr.shape}")
+            raise Mismatch(f"{path}: the answer has the wrong shape (expected {want_arr.shape})")
         if not np.allclose(got_arr, want_arr, rtol=rtol, atol=atol, equal_nan=True):
             wrong = int(np.sum(~np.isclose(got_arr, want_arr, rtol=rtol, atol=atol, equal_nan=True)))
             where = "the value is" if want_arr.size == 1 else f"{wrong} of {want_arr.size} values are"
@@ -69,13 +88,18 @@ def _compare_allclose(got, want, rtol, atol, path):
             _compare_allclose(got[key], want[key], rtol, atol, f"{path}[{key!r}]")
     elif isinstance(want, list):
         if not isinstance(got, list) or len(got) != len(want):
-            raise Mismatch(f"{path}: expected a list of length {len(want)}, got {describe(got)}")
+            raise Mismatch(f"{path}: expected a list of length {len(want)}, got {_another(got, list)}")
         for i, (g, w) in enumerate(zip(got, want)):
             _compare_allclose(g, w, rtol, atol, f"{path}[{i}]")
     elif type(got) is not type(want):
-        raise Mismatch(f"{path}: expected {describe(want)}, got {describe(got)}")
+        raise Mismatch(f"{path}: expected {describe(want)}, got {kind(got)}")
     elif got != want:
         raise Mismatch(f"{path}: not the expected {type(want).__name__}")
+
+
+def _another(got, cls) -> str:
+    return f"{kind(got)} of another length" if isinstance(got, cls) and not isinstance(got, SetAnswer) \
+        else kind(got)
 
 
 def _hashable(v):
@@ -97,22 +121,23 @@ def _members(v, path):
         return list(v)
     if isinstance(v, np.ndarray):
         return list(v) if v.ndim else [v]
-    raise Mismatch(f"{path}: expected a collection, got {describe(v)}")
+    raise Mismatch(f"{path}: expected a collection, got {kind(v)}")
 
 
 def _compare_set(got, want, path):
     g = {_hashable(x) for x in _members(got, path)}
     w = {_hashable(x) for x in _members(want, path)}
     if g != w:
-        raise Mismatch(f"{path}: {len(w - g)} expected element(s) missing, {len(g - w)} unexpected")
+        extra = ", and unexpected ones" if g - w else ""
+        raise Mismatch(f"{path}: {len(w - g)} expected element(s) missing{extra}")
 
 
 def _compare_up_to_sign(got, want, rtol, atol, path):
     want_arr, got_arr = _numeric_array(want), _numeric_array(got)
     if want_arr is None or got_arr is None:
-        raise Mismatch(f"{path}: expected a numeric array, got {describe(got)}")
+        raise Mismatch(f"{path}: expected a numeric array, got {kind(got)}")
     if got_arr.shape != want_arr.shape:
-        raise Mismatch(f"{path}: expected shape {want_arr.shape}, got {got_arr.shape}")
+        raise Mismatch(f"{path}: the answer has the wrong shape (expected {want_arr.shape})")
     g = got_arr.reshape(got_arr.shape[0], -1) if got_arr.ndim else got_arr.reshape(1, 1)
     w = want_arr.reshape(want_arr.shape[0], -1) if want_arr.ndim else want_arr.reshape(1, 1)
     for j in range(w.shape[1]):
@@ -145,36 +170,62 @@ _POST_BUILTINS = {name: getattr(builtins, name) for name in ("abs", "all", "any"
                                "min", "range", "round", "sorted", "sum", "tuple", "zip")}
 
 
-def same_form(got, want, path="answer") -> None:
-    """Raise :class:`Mismatch` unless ``got`` has the structure of ``want``.
+WRONG_SHAPE = "the answer has the wrong shape"
 
-    Checked before a ``post`` expression runs on ``got``: lists and dicts must match
-    exactly, arrays in dimension and (within a small factor) in size, so that the grader
-    never computes much more with a student's data than it did with the solution's.
-    """
-    want_arr = _numeric_array(want)
-    if want_arr is not None:
-        got_arr = _numeric_array(got)
-        if got_arr is None or got_arr.ndim != want_arr.ndim:
-            form = "a number" if not want_arr.ndim else f"a {want_arr.ndim}-dimensional array"
-            raise Mismatch(f"{path}: expected {form}, got {describe(got)}")
-        if got_arr.size > 4 * want_arr.size + 64:
-            raise Mismatch(f"{path}: the array is far larger than expected ({got_arr.shape})")
-        return
-    if isinstance(want, list) and not isinstance(want, SetAnswer):
-        if not isinstance(got, list) or isinstance(got, SetAnswer) or len(got) != len(want):
-            raise Mismatch(f"{path}: expected a list of length {len(want)}, got {describe(got)}")
-        for i, (g, w) in enumerate(zip(got, want)):
-            same_form(g, w, f"{path}[{i}]")
-    elif isinstance(want, dict):
-        if not isinstance(got, dict) or set(got) != set(want):
-            raise Mismatch(f"{path}: expected a dict with keys {sorted(want)}")
-        for key in want:
-            same_form(got[key], want[key], f"{path}[{key!r}]")
-    elif type(got) is not type(want):
-        raise Mismatch(f"{path}: expected {describe(want)}, got {describe(got)}")
+
+def form(v):
+    """A hashable description of ``v``'s structure: every array's shape, every list's
+    length and every dict's keys, recursively (what ``post`` may compute with)."""
+    if isinstance(v, np.ndarray):
+        return ("array", v.dtype.kind == "b", v.shape)
+    if isinstance(v, SetAnswer):
+        return ("set", frozenset(collections.Counter(form(x) for x in v).items()))
+    arr = _numeric_array(v)
+    if arr is not None:
+        return ("array", False, arr.shape)
+    if isinstance(v, list):
+        return ("list", tuple(form(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", frozenset((k, form(x)) for k, x in v.items()))
+    return ("value", type(v).__name__)
+
+
+def same_form(got, want) -> None:
+    """Raise :class:`Mismatch` (:data:`WRONG_SHAPE`) unless ``got`` has exactly the
+    structure of ``want``: checked before a ``post`` expression runs on ``got``, so that the
+    grader computes with a student's data no more than with the solution's."""
+    if form(got) != form(want):
+        raise Mismatch(WRONG_SHAPE)
+
+
+def size(v) -> int:
+    """How many values ``v`` holds, counting arrays' elements and strings' characters."""
+    if isinstance(v, np.ndarray):
+        return max(v.size, 1)
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return 1 + sum(size(x) for x in v)
+    if isinstance(v, dict):
+        return 1 + sum(size(x) for x in v.values())
+    if isinstance(v, str):
+        return 1 + len(v)
+    return 1
 
 
 def apply_post(expr: str, value):
     """Evaluate the instructor's ``post`` expression on decoded data (grader side)."""
     return eval(expr, {"__builtins__": _POST_BUILTINS, "np": np}, {"value": value})
+
+
+def post_both(expr: str, got, want):
+    """``post`` applied to the student's ``got`` and the solution's ``want``.
+
+    Refused (:class:`Mismatch`, :data:`WRONG_SHAPE`) when ``got`` has not exactly the
+    structure of ``want``, or when its result holds more than 4 times the values of the
+    solution's (plus 1000): a ``post`` whose cost depends on the values themselves.
+    """
+    same_form(got, want)
+    want = apply_post(expr, want)
+    got = apply_post(expr, got)
+    if size(got) > 4 * size(want) + 1000:
+        raise Mismatch(WRONG_SHAPE)
+    return got, want

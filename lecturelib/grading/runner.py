@@ -9,6 +9,7 @@ notebook, cached by the solution's content hash.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import hashlib
 import json
@@ -24,11 +25,27 @@ from .safejson import PayloadError, decode, loads
 
 @dataclasses.dataclass
 class Answer:
-    """One check's outcome in a run: a decoded value, or the error it raised."""
+    """One check's outcome in a run: a decoded value, or what went wrong in the grader's
+    own words (:func:`raised` or :data:`UNSUPPORTED`)."""
 
     ok: bool
     value: object = None
     error: str = ""
+
+
+UNSUPPORTED = "returned an answer of a form that cannot be graded"
+
+
+def builtin_exception(name) -> str | None:
+    """``name`` if it names one of Python's builtin exception classes, else ``None``."""
+    cls = vars(builtins).get(name) if isinstance(name, str) else None
+    return name if isinstance(cls, type) and issubclass(cls, BaseException) else None
+
+
+def raised(name) -> str:
+    """A raising check, in a fixed vocabulary: never the notebook's message or names."""
+    name = builtin_exception(name)
+    return f"raised an exception ({name})" if name else "raised an exception"
 
 
 @dataclasses.dataclass
@@ -40,38 +57,61 @@ class Run:
     skipped_cells: list[tuple[int, str]]
 
 
+_CODES = {
+    "timeout": "ran longer than {limits.cell_timeout} s",
+    "crash": "crashed the kernel",
+    "total_timeout": "was not reached within the notebook's time limit of {limits.total_timeout} s",
+    "unreadable": "the answer could not be read back from the notebook",
+}
+MAX_SKIPPED = 5  # skipped cells reported (their indices come from the sandbox)
+
+
 def _describe_code(code, limits: sb.Limits) -> str:
-    return {
-        "timeout": f"ran longer than {limits.cell_timeout} s",
-        "crash": "crashed the kernel",
-        "total_timeout": f"was not reached within the notebook's time limit of {limits.total_timeout} s",
-        "unreadable": "the answer could not be read back from the notebook",
-    }.get(code, "could not be evaluated")
+    text = _CODES.get(code) if isinstance(code, str) else None
+    return text.format(limits=limits) if text else "could not be evaluated"
+
+
+def _parse_answer(item) -> Answer | None:
+    if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
+        return None
+    if not item["ok"]:
+        return Answer(False, error=UNSUPPORTED if item.get("unsupported") is True
+                      else raised(item.get("error")))
+    try:
+        return Answer(True, decode(item.get("value")))
+    except PayloadError as exc:  # its messages are the grader's own, a fixed set
+        return Answer(False, error=f"{UNSUPPORTED} ({exc})")
+    except (ValueError, TypeError, OverflowError, MemoryError, RecursionError):
+        return Answer(False, error=UNSUPPORTED)
 
 
 def _parse_answers(results, count) -> list[Answer] | None:
     if not isinstance(results, list) or len(results) != count:
         return None
-    answers = []
-    for item in results:
-        if not isinstance(item, dict) or not isinstance(item.get("ok"), bool):
-            return None
-        if item["ok"]:
-            try:
-                answers.append(Answer(True, decode(item.get("value"))))
-            except PayloadError as exc:
-                answers.append(Answer(False, error=f"an answer of an unsupported form ({exc})"))
-        else:
-            answers.append(Answer(False, error=plain(item.get("error", "an error"), 120)))
-    return answers
+    answers = [_parse_answer(item) for item in results]
+    return None if any(a is None for a in answers) else answers
+
+
+def _parse_skipped(raw, n_cells: int, limits: sb.Limits) -> list[tuple[int, str]]:
+    """At most :data:`MAX_SKIPPED` distinct cells, each with a reason from a fixed set."""
+    skipped: dict[int, str] = {}
+    for item in raw if isinstance(raw, list) else []:
+        if (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
+                and 0 <= item[0] < n_cells and item[0] not in skipped):
+            skipped[item[0]] = _describe_code(item[1], limits)
+            if len(skipped) == MAX_SKIPPED:
+                break
+    return sorted(skipped.items())
 
 
 def parse_output(output: bytes, exprs: dict[str, list[str]], n_cells: int,
                  limits: sb.Limits) -> Run:
-    """Decode the driver's output strictly; whatever is off schema counts as no answer."""
+    """Decode the driver's output strictly; whatever is off schema counts as no answer.
+
+    Every reason is the grader's own text: nothing the sandbox wrote is shown."""
     try:
         data = loads(output, limits.output_mb * 2**20)
-    except PayloadError as exc:
+    except PayloadError as exc:  # a fixed message
         return Run({}, {qid: f"the notebook's answers could not be read ({exc})" for qid in exprs}, [])
     if not isinstance(data, dict):
         return Run({}, {qid: "the notebook's answers could not be read" for qid in exprs}, [])
@@ -84,13 +124,7 @@ def parse_output(output: bytes, exprs: dict[str, list[str]], n_cells: int,
             answers[qid] = parsed
         else:
             errors[qid] = _describe_code(raw_errors.get(qid, "unreadable"), limits)
-    skipped = []
-    raw_skipped = data.get("skipped")
-    for item in raw_skipped if isinstance(raw_skipped, list) else []:
-        if (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)
-                and 0 <= item[0] < n_cells and len(skipped) < n_cells):
-            skipped.append((item[0], _describe_code(item[1], limits)))
-    return Run(answers, errors, skipped)
+    return Run(answers, errors, _parse_skipped(data.get("skipped"), n_cells, limits))
 
 
 def _job(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits) -> bytes:
@@ -166,7 +200,7 @@ def _reference_from_output(solution_path, key, output, questions, limits, n_cell
     run = parse_output(output, hidden_exprs(questions), n_cells, limits)
     problems = [f"{qid}: {why}" for qid, why in run.question_errors.items()]
     for qid, answers in run.answers.items():
-        problems += [f"{qid}: check {i + 1}: {a.error}" for i, a in enumerate(answers) if not a.ok]
+        problems += [f"{qid}: check {i + 1} {a.error}" for i, a in enumerate(answers) if not a.ok]
     if run.skipped_cells or problems:
         detail = "; ".join(problems + [f"cell {i} {r}" for i, r in run.skipped_cells])
         raise GradingError(f"the solution notebook {solution_path} does not run cleanly: {detail}")
@@ -203,19 +237,19 @@ def score_questions(questions, student: Run, reference: Reference) -> list[Quest
 
 
 def _compare_check(q, check, index, got: Answer, want) -> str | None:
+    """``None`` if the check passes, else a reason in the grader's own words."""
     label = f"check {index + 1}"
     if not got.ok:
-        return f"{label} raised {got.error}"
+        return f"{label} {got.error}"
     value = got.value
-    if check.post:
-        try:
-            cmp.same_form(value, want)
-            value, want = cmp.apply_post(check.post, value), cmp.apply_post(check.post, want)
-        except cmp.Mismatch as exc:
-            return f"{label}: {exc}"
-        except Exception:
-            return f"{label}: the answer has the wrong form"
-    mismatch = cmp.compare(value, want, q.compare, q.rtol, q.atol)
+    try:
+        if check.post:
+            value, want = cmp.post_both(check.post, value, want)
+        mismatch = cmp.compare(value, want, q.compare, q.rtol, q.atol)
+    except cmp.Mismatch as exc:
+        return f"{label}: {exc}"
+    except Exception:  # post or a comparison failed on this answer, not on the solution's
+        return f"{label}: the answer has the wrong form"
     return f"{label}: {mismatch}" if mismatch else None
 
 

@@ -2,8 +2,11 @@
 
 Everything a graded notebook produces reaches the grader as one JSON document written by
 the driver inside the sandbox.  A hostile notebook controls that document completely, so
-it is read with a size cap, a nesting cap checked by a linear scan *before* ``json.loads``
-(no RecursionError can be provoked), and a strict schema: every answer is one of
+it is read with a size cap, then a linear pre-scan *before* ``json.loads`` caps the
+nesting (no RecursionError can be provoked) and the number of containers and values (so
+that the parsed document stays within a small multiple of the text's size), and
+``json.loads`` itself (linear) refuses integers longer than 20 digits.  Every error is a
+:class:`PayloadError` with a fixed message.  Then a strict schema: every answer is one of
 
 - ``null``, a boolean, a number, a string of at most ``MAX_STRING`` characters;
 - ``{"list": [...]}``, ``{"set": [...]}``, ``{"dict": [[key, value], ...]}`` (string keys);
@@ -25,7 +28,12 @@ import numpy as np
 MAX_DEPTH = 32
 MAX_STRING = 10_000
 MAX_ELEMENTS = 5_000_000
-_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
+MAX_CONTAINERS = 1_000_000
+MAX_INT_DIGITS = 20
+# A string, closed or not: every match succeeds from its opening quote, so no search ever
+# restarts inside a string it has read (the scan is linear even on an unclosed string).
+_STRING = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
 class PayloadError(ValueError):
@@ -36,35 +44,57 @@ class SetAnswer(tuple):
     """A decoded set: its members, in the order they were sent."""
 
 
-def check_depth(text: str, limit: int) -> None:
-    """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit``.
+def check_shape(text: str, limit: int, max_containers: int = MAX_CONTAINERS,
+                max_values: int = MAX_ELEMENTS) -> None:
+    """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit`` or holds
+    more than ``max_containers`` lists and objects or about ``max_values`` values.
 
-    A linear scan over strings and brackets only, without recursion.
+    Linear: the strings are removed in one pass of :data:`_STRING`, the rest is counted
+    with ``str.count``, and the depth is a cumulative sum over the brackets.
     """
-    depth = 0
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > limit:
-                raise PayloadError(f"nested deeper than {limit} levels")
-        elif token in "]}":
-            depth -= 1
+    skeleton = _STRING.sub('""', text)
+    if skeleton.count("[") + skeleton.count("{") > max_containers:
+        raise PayloadError(f"more than {max_containers} lists and objects")
+    if skeleton.count(",") > max_values:
+        raise PayloadError(f"more than {max_values} values")
+    brackets = np.frombuffer(_NOT_BRACKET.sub("", skeleton).encode("ascii"), dtype=np.uint8)
+    if brackets.size:
+        steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+        if int(np.cumsum(steps).max()) > limit:
+            raise PayloadError(f"nested deeper than {limit} levels")
+
+
+def check_depth(text: str, limit: int) -> None:
+    """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit`` (linear)."""
+    check_shape(text, limit, max_containers=len(text), max_values=len(text))
+
+
+def _int(digits: str) -> int:
+    if len(digits) > MAX_INT_DIGITS:
+        raise PayloadError("an integer too long")
+    return int(digits)
 
 
 def loads(data: bytes, max_bytes: int, max_depth: int = MAX_DEPTH + 8):
-    """Parse untrusted JSON bytes with a size and a depth cap."""
+    """Parse untrusted JSON bytes with caps on size, depth, containers and values.
+
+    Time and memory are linear in ``len(data)``; any failure is a :class:`PayloadError`
+    with a fixed message (nothing of ``data`` is in it).
+    """
     if len(data) > max_bytes:
         raise PayloadError(f"larger than {max_bytes} bytes")
     try:
         text = data.decode("utf-8")
+        check_shape(text, max_depth)
+        return json.loads(text, parse_int=_int)
     except UnicodeDecodeError:
         raise PayloadError("not UTF-8 text") from None
-    check_depth(text, max_depth)
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError) as exc:  # ValueError covers huge integers too
-        raise PayloadError(f"not valid JSON ({str(exc)[:80]})") from None
+    except PayloadError:
+        raise
+    except (ValueError, RecursionError):
+        raise PayloadError("not valid JSON") from None
+    except MemoryError:
+        raise PayloadError("too large to read") from None
 
 
 class _Budget:
