@@ -106,7 +106,7 @@ def test_a_notebook_cannot_smuggle_the_hidden_checks_out(toy):  # noqa: F811
 # ------------------------------------------------------------- class 3: the parser
 
 PATHOLOGICAL = r'''
-import resource, sys, time
+import resource
 resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
 from lecturelib.grading import runner, safejson, sandbox
@@ -115,28 +115,25 @@ cases = {
     "unclosed string of escaped quotes": b'{"answers": "' + b'\\"' * (4 * MB),
     "unclosed string ending in a backslash": b'["' + b'\\"' * (4 * MB) + b"\\",
     "deep nesting": b"[" * (8 * MB),
-    "deep objects": b'{"a":' * (2 * MB),
+    "deep objects": b'{"a":' * MB,
     "huge number": b"[" + b"9" * (8 * MB) + b"]",
     "huge float": b"[0." + b"9" * (8 * MB) + b"e5]",
-    "many keys": b"{" + b",".join(b'"k%d":0' % i for i in range(10**6)) + b"}",
+    "many keys": b"{" + b",".join(b'"k%d":0' % i for i in range(3 * 10**5)) + b"}",
     "many empty lists": b"[" + b"[]," * (3 * MB) + b"[]]",
-    "many short strings": b'{"answers": {"q1": [' + b'"ab",' * (2 * MB) + b'"ab"]}}',
+    "many short strings": b'{"answers": {"q1": [' + b'"ab",' * MB + b'"ab"]}}',
+    "many values": b'{"answers": {"q1": [{"ok": true, "value": {"list": [' + b"0," * (4 * MB) + b'0]}}]}}',
+    "many arrays": b'{"answers": {"q1": [{"ok": true, "value": {"list": [' + b'{"ndarray": [], "shape": [0], "kind": "f"},' * 10**5 + b'0]}}]}}',
 }
 for name, data in cases.items():
-    try:
-        safejson.loads(data, 48 * MB)
-        outcome = "parsed"
-    except safejson.PayloadError as exc:
-        outcome = "refused"
     run = runner.parse_output(data, {"q1": ["x"]}, 3, sandbox.Limits())
-    assert "q1" in run.question_errors, name
-    print(name, outcome, flush=True)
+    assert list(run.question_errors) == ["q1"] or list(run.answers) == ["q1"], name
+    print(name, flush=True)
 print("done")
 '''
 
 
 def test_pathological_outputs_are_parsed_or_refused_within_a_budget():
-    """Each input (4-10 MB) in a child limited to 20 CPU seconds and 3 GiB in all."""
+    """Each input (2-10 MB) in a child limited to 20 CPU seconds and 3 GiB in all."""
     proc = subprocess.run([sys.executable, "-c", PATHOLOGICAL], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0 and proc.stdout.endswith("done\n"), (proc.stdout, proc.stderr[-2000:])

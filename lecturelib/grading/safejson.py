@@ -30,9 +30,9 @@ MAX_STRING = 10_000
 MAX_ELEMENTS = 5_000_000
 MAX_CONTAINERS = 1_000_000
 MAX_INT_DIGITS = 20
-# A string, closed or not: every match succeeds from its opening quote, so no search ever
-# restarts inside a string it has read (the scan is linear even on an unclosed string).
-_STRING = re.compile(r'"[^"\\]*(?:\\(?:.|\Z)[^"\\]*)*(?:"|\Z)', re.S)
+# A string without escaped quotes, closed or not: every match succeeds from its opening
+# quote, so no search ever restarts inside a string it has read.
+_STRING = re.compile(r'"[^"]*(?:"|\Z)')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
@@ -49,10 +49,12 @@ def check_shape(text: str, limit: int, max_containers: int = MAX_CONTAINERS,
     """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit`` or holds
     more than ``max_containers`` lists and objects or about ``max_values`` values.
 
-    Linear: the strings are removed in one pass of :data:`_STRING`, the rest is counted
-    with ``str.count``, and the depth is a cumulative sum over the brackets.
+    Linear: escaped backslashes and quotes are dropped (``str.replace`` pairs them from
+    the left, as JSON does inside a string; outside one, ``json.loads`` stops at the first
+    backslash anyway), the strings are removed in one pass of :data:`_STRING`, the rest is
+    counted with ``str.count``, and the depth is a cumulative sum over the brackets.
     """
-    skeleton = _STRING.sub('""', text)
+    skeleton = _STRING.sub('""', text.replace("\\\\", "").replace('\\"', ""))
     if skeleton.count("[") + skeleton.count("{") > max_containers:
         raise PayloadError(f"more than {max_containers} lists and objects")
     if skeleton.count(",") > max_values:
