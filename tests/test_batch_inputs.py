@@ -20,7 +20,7 @@ import pytest
 from gradingtools import break_q3, toy_solution, write_variant
 from test_batch import LIMITS
 from lecturelib.grading import sandbox
-from lecturelib.grading.batch import grade_batch
+from lecturelib.grading.batch import grade_batch, problem_of
 from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.notebook import MAX_NOTEBOOK_BYTES
 from lecturelib.grading.report import GradeReport, QuestionResult
@@ -170,3 +170,19 @@ def test_changed_solution_regrades_and_failures_are_loud(course):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "solution changed: regrading 3" in proc.stdout
     assert "dave: 8 / 8" in proc.stdout
+
+
+def test_timeouts_and_other_assignments_are_named_from_the_graders_own_reasons():
+    nb = toy_solution()
+
+    def report(reason, skipped=()):
+        return GradeReport("x.ipynb", "toy", [QuestionResult("q1", 0.0, 2.0, reason),
+                                              QuestionResult("q2", 3.0, 3.0, "ok")], list(skipped))
+
+    assert problem_of(report("ok"), nb, "toy") == ""
+    assert problem_of(report("check 1 raised ran longer than 1 s"), nb, "toy") == ""  # the student's text
+    assert problem_of(report("check 1: wrong", [(3, "ran longer than 8 s")]), nb, "toy").startswith("timeout")
+    assert problem_of(report("ran longer than 8 s"), nb, "toy").startswith("timeout")
+    nb.metadata["lecturelib"] = {"assignment": "\x1b[2J02-other"}
+    problem = problem_of(report("ok"), nb, "toy")
+    assert problem.startswith("wrong assignment") and "\x1b" not in problem

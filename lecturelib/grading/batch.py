@@ -110,7 +110,11 @@ def find_candidates(paths, assignment: str) -> tuple[list[Candidate], list[str]]
     for path in map(Path, paths):
         if path.is_dir():  # the instructor's own argument may be a link; nothing below it
             root = path
-            for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            try:
+                entries = sorted(os.scandir(root), key=lambda e: e.name)
+            except OSError as exc:
+                raise GradingError(f"cannot list {display(str(path))}: {exc.strerror}") from None
+            for entry in entries:
                 name = entry.name
                 if name in SKIPPED:
                     continue
@@ -315,6 +319,14 @@ def select(candidates: list[Candidate], assignment: str):
     return chosen, problems
 
 
+def _same_path(stored: str, new: str) -> bool:
+    """Whether a gradebook row's path is the new submission's (rows written before paths
+    were stored absolute hold the path as given, relative to an unknown folder)."""
+    if stored == new:
+        return True
+    return not os.path.isabs(stored) and new.endswith(os.sep + os.path.normpath(stored))
+
+
 def grader_key(solution_data: bytes) -> str:
     """What a gradebook row was graded with: the solution notebook's hash, the grader."""
     return f"{hashlib.sha256(solution_data).hexdigest()}/{GRADER_VERSION}"
@@ -385,7 +397,7 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
 
     def record(s: Submission, report: GradeReport, problem: str):
         row = gradebook.submission(assignment, s.student)
-        if row is not None and row["path"] != report.notebook:
+        if row is not None and not _same_path(row["path"], report.notebook):
             notices.append(f"{s.student}: replaced the gradebook row graded from "
                            f"{display(row['path'])} with {display(report.notebook)}")
         gradebook.record(s.student, s.sha256, report, grader=key, problem=problem)
