@@ -91,8 +91,11 @@ def fingerprints(seed=0) -> dict[str, str]:
 # a printed number that hangs on the last bits of a matrix product passes here and fails
 # on the next machine.  The OpenBLAS builds bundled with NumPy and SciPy can be told to
 # use another CPU's kernels; Prescott's (SSE3: no AVX, no FMA) run on every x86-64 machine.
+# OpenBLAS's idle threads spin for 2^28 cycles before they sleep; beside another xdist
+# worker on two cores that made chapters 10 and 11 take 200 s instead of 30.  A short spin
+# (2^4 cycles) changes how threads wait, not how the work is split, so not a digit.
 TWO_THREADS_ENV = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2",
-                   "MKL_NUM_THREADS": "2"}
+                   "MKL_NUM_THREADS": "2", "OPENBLAS_THREAD_TIMEOUT": "4"}
 FOREIGN_BLAS_ENV = {**os.environ, "OPENBLAS_CORETYPE": "Prescott"}
 on_x86_64 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                reason="OpenBLAS core types are x86-64 names")
