@@ -79,11 +79,6 @@ class Gradebook:
 
     # submissions ---------------------------------------------------------------------
 
-    def graded_hash(self, assignment: str, student: str) -> str | None:
-        row = self.db.execute("SELECT sha256 FROM submissions WHERE assignment=? AND student=?",
-                              (assignment, student)).fetchone()
-        return row[0] if row else None
-
     def submission(self, assignment: str, student: str) -> dict | None:
         """A student's row: ``path``, ``sha256``, ``grader`` and ``problem``, or ``None``."""
         row = self.db.execute("SELECT path, sha256, grader, problem FROM submissions "
