@@ -116,12 +116,18 @@ def nbval(notebook: Path, env: dict) -> subprocess.CompletedProcess:
     )
 
 
-def chapter12_first_splits() -> dict:
-    """Every method's LOO and test error on split 0 of each of chapter 12's data sets: the
-    protocol of ``benchmarks/table1.py``, which made the table the chapter prints."""
+def table1_module():
+    """``benchmarks/table1.py`` (the protocol behind chapter 12's Table 1), imported."""
     spec = importlib.util.spec_from_file_location("table1", ROOT / "benchmarks" / "table1.py")
     table1 = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table1)
+    return table1
+
+
+def chapter12_first_splits() -> dict:
+    """Every method's LOO and test error on split 0 of each of chapter 12's data sets: the
+    protocol of ``benchmarks/table1.py``, which made the table the chapter prints."""
+    table1 = table1_module()
     return {name: {method: list(errors[:2])
                    for method, errors in table1.paper_split(*table1.load(name), 0)[0].items()}
             for name in table1.CHAPTER_DATA}

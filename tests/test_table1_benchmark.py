@@ -9,7 +9,6 @@ iris split and LMNN's first cancer splits of its 100-split run)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -18,16 +17,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from determinism import table1_module
+
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = ("Eucl-NN", "Kernel-NN")
 
 
 @pytest.fixture(scope="module")
 def table1():
-    spec = importlib.util.spec_from_file_location("table1", ROOT / "benchmarks" / "table1.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return table1_module()
 
 
 @pytest.fixture(scope="module")
