@@ -15,13 +15,16 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 ROOT = Path(__file__).resolve().parent.parent
 JUPYTER_BOOK = Path(sys.executable).with_name("jupyter-book")
+# Where the test books are built; another folder lets two test runs on one checkout
+# (two people, or two sessions) build their books without overwriting each other's.
+BUILD_ROOT = Path(os.environ.get("LECTURELIB_TEST_BUILD", ROOT / "_build")).resolve()
 
 
 def _build(kind: str) -> Path:
-    """Build one edition into ``_build/test-<kind>`` once per test run.  Each xdist worker
+    """Build one edition into ``<BUILD_ROOT>/test-<kind>`` once per test run.  Each xdist worker
     has its own session, so two workers may ask for the same edition: a lock makes the
     second wait, and a stamp with the run's id lets it take the first one's build."""
-    out = ROOT / "_build" / f"test-{kind}"
+    out = BUILD_ROOT / f"test-{kind}"
     html = out / "_build" / "html"
     stamp = out / "built-by-run"
     run_id = os.environ.get("PYTEST_XDIST_TESTRUNUID", f"pid-{os.getpid()}")
@@ -33,7 +36,7 @@ def _build(kind: str) -> Path:
         subprocess.run(["rm", "-rf", str(out)], check=True)
         cmd = [str(JUPYTER_BOOK), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
         if kind == "instructor":
-            cfg = ROOT / "_build" / "test-instructor-config"
+            cfg = BUILD_ROOT / "test-instructor-config"
             subprocess.run([sys.executable, str(ROOT / "tools" / "bookconfig.py"), "instructor", str(cfg)],
                            check=True)
             cmd += ["--config", str(cfg / "_config.yml"), "--toc", str(cfg / "_toc.yml")]

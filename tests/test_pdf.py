@@ -41,7 +41,8 @@ def require_tools() -> None:
         pytest.skip(f"not installed: {', '.join(missing)} (see the README's set-up)")
 
 
-PDF_DIR = ROOT / "_build" / "test-pdf"
+# LECTURELIB_TEST_BUILD: see tests/conftest.py.
+PDF_DIR = Path(os.environ.get("LECTURELIB_TEST_BUILD", ROOT / "_build")).resolve() / "test-pdf"
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +51,7 @@ def pdf_text() -> str:
     require_tools()
     out = PDF_DIR
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    proc = subprocess.run(["make", "pdf", f"PDF_DIR={out.relative_to(ROOT)}"], cwd=ROOT, env=env,
+    proc = subprocess.run(["make", "pdf", f"PDF_DIR={out}"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=1800)
     pdf = out / "book.pdf"
     if proc.returncode != 0 or not pdf.is_file():
