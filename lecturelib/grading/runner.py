@@ -132,13 +132,28 @@ def _job(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits) -> by
                        "limits": limits.for_driver()}).encode()
 
 
+def run_job(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits,
+            *, sandbox: bool = True) -> sb.Outcome:
+    """Run ``cells`` and evaluate ``exprs`` (question id -> expressions) after them, in the
+    sandbox; the driver's raw output, not yet parsed.  This is all a grading worker does
+    (a Dask worker too): it is given the notebook's code and the check expressions, never
+    the solution's answers or the points."""
+    return sb.run_driver(_job(cells, exprs, limits), limits, sandbox=sandbox)
+
+
+def run_from_outcome(outcome: sb.Outcome, exprs: dict[str, list[str]], n_cells: int,
+                     limits: sb.Limits) -> Run:
+    """The answers in a run's raw output (parsed in the grader's own process)."""
+    if outcome.output is None:
+        return Run({}, {qid: outcome.failure for qid in exprs}, [])
+    return parse_output(outcome.output, exprs, n_cells, limits)
+
+
 def run_notebook(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits,
                  *, sandbox: bool = True) -> Run:
     """Run ``cells`` and evaluate ``exprs`` (question id -> expressions) after them."""
-    outcome = sb.run_driver(_job(cells, exprs, limits), limits, sandbox=sandbox)
-    if outcome.output is None:
-        return Run({}, {qid: outcome.failure for qid in exprs}, [])
-    return parse_output(outcome.output, exprs, len(cells), limits)
+    outcome = run_job(cells, exprs, limits, sandbox=sandbox)
+    return run_from_outcome(outcome, exprs, len(cells), limits)
 
 
 def hidden_exprs(questions) -> dict[str, list[str]]:
@@ -276,6 +291,12 @@ def grade_notebook(nb, label: str, assignment: str, questions, reference: Refere
                    limits: sb.Limits, *, sandbox: bool = True) -> GradeReport:
     """Grade an already read notebook ``nb`` against ``reference``."""
     student = run_notebook(code_sources(nb), hidden_exprs(questions), limits, sandbox=sandbox)
+    return report_for_run(nb, label, assignment, questions, reference, student, sandbox=sandbox)
+
+
+def report_for_run(nb, label: str, assignment: str, questions, reference: Reference,
+                   student: Run, *, sandbox: bool = True) -> GradeReport:
+    """The grade report of notebook ``nb`` whose run gave ``student``."""
     notes = []
     claimed = notebook_assignment(nb)
     if claimed is not None and claimed != assignment:
