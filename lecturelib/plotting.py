@@ -10,10 +10,16 @@ more panels at that width.  Two kinds of figure recur across chapters and are dr
   with the labelled points on top (chapters 1, 4 and 12);
 - `plot_bound_vs_simulation`: a bound on a probability or a sample size as a curve and the
   simulated quantity it controls as points (chapters 7 to 10).
+
+Results that are numbers rather than pictures are shown as tables: `result_table` gives a
+pandas DataFrame a caption and a fixed number of decimals, and displays as an HTML table
+in the book and as aligned text in the PDF and a terminal.
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
 from numbers import Integral, Real
 
 import matplotlib as mpl
@@ -29,6 +35,7 @@ __all__ = [
     "column_figure",
     "plot_decision_regions",
     "plot_bound_vs_simulation",
+    "result_table",
 ]
 
 #: Width of a figure in inches: 660 pixels at 100 dpi, inside the 688-pixel text column.
@@ -284,3 +291,117 @@ def plot_bound_vs_simulation(ax, x, bound, x_simulated, simulated, *, bound_labe
     ax.set(xlabel=xlabel, ylabel=ylabel)
     ax.legend(loc="best")
     return [line, points]
+
+
+def _pandas_frame_type():
+    import pandas as pd
+
+    return pd.DataFrame
+
+
+class ResultTable:
+    """A DataFrame with a caption, shown as a table (what `result_table` returns).
+
+    In a notebook or the HTML book it is an HTML table whose ``<caption>`` is the caption;
+    where only text is shown (the PDF, a terminal) it is the caption and the aligned text
+    of the table.  ``frame`` is the DataFrame with its numbers unrounded.
+    """
+
+    def __init__(self, frame, caption, digits, index):
+        self.frame, self.caption, self.digits, self.index = frame, caption, digits, index
+
+    def _formatters(self):
+        """Column -> function printing a value with the column's number of decimals."""
+        import pandas as pd
+
+        out = {}
+        for column in self.frame.columns:
+            places = self.digits.get(column) if isinstance(self.digits, dict) else self.digits
+            if places is not None and pd.api.types.is_float_dtype(self.frame[column]):
+                out[column] = f"{{:.{places}f}}".format
+        return out
+
+    def _styler(self):
+        # A fixed id (from the caption) keeps the HTML the same from run to run (nbval).
+        uid = hashlib.sha1(self.caption.encode()).hexdigest()[:10]
+        styler = (self.frame.style.format(self._formatters(), na_rep="", escape="html")
+                  .format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+                  .set_caption(html.escape(self.caption)).set_uuid(uid))
+        return styler if self.index else styler.hide(axis="index")
+
+    def _repr_html_(self):
+        return self._styler().to_html()
+
+    def __repr__(self):
+        text = self.frame.to_string(formatters=self._formatters(), index=self.index,
+                                    na_rep="")
+        return f"{self.caption}\n{text}"
+
+
+def _new_frame():
+    import pandas as pd
+
+    return pd.DataFrame({"value": [1.0]})
+
+
+_FRAME = InstanceOf(_pandas_frame_type(), "a pandas DataFrame", factory=_new_frame)
+
+
+@validate_params({
+    "frame": [_FRAME],
+    "caption": [_TEXT],
+    "digits": [Interval(Integral, 0, 12), InstanceOf(dict, "a dict {column: decimals}",
+                                                     example={}), None],
+    "index": ["boolean"],
+})
+def result_table(frame, caption, *, digits=None, index=True):
+    """Show ``frame`` as a table with a caption and a fixed number of decimals.
+
+    Use it for every table of results a chapter shows, instead of printing padded
+    columns: the book renders an HTML table (screen readers announce its caption and
+    headers), the PDF and a terminal the aligned text.  Print only the decimals the
+    computation guarantees.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The values; its column names are the headings and, with ``index=True``, its index
+        labels the rows.
+    caption : str
+        What the table shows (a sentence, shown above it).
+    digits : int in [0, 12] or dict, optional
+        Decimals of the float columns: one number for all, or ``{column: decimals}``
+        (columns not named keep pandas' default). Integer and text columns are shown as
+        they are.
+    index : bool, default=True
+        Show the index as the first column.
+
+    Returns
+    -------
+    table : ResultTable
+        Displays itself as the table; ``table.frame`` is ``frame``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from lecturelib import plotting
+    >>> frame = pd.DataFrame({"m": [10, 100], "error": [0.12345, 0.01234]})
+    >>> print(repr(plotting.result_table(frame, "Error by sample size.", digits=3,
+    ...                                  index=False)))
+    Error by sample size.
+       m error
+      10 0.123
+     100 0.012
+    """
+    if not caption.strip():
+        raise ValueError("caption must say what the table shows, got an empty string")
+    if isinstance(digits, dict):
+        unknown = [c for c in digits if c not in frame.columns]
+        if unknown:
+            raise ValueError(f"digits names columns that frame does not have: "
+                             f"{[str(c)[:40] for c in unknown[:5]]}")
+        bad = [c for c, v in digits.items() if not (isinstance(v, Integral) and 0 <= v <= 12)]
+        if bad:
+            raise ValueError(f"digits must give each column an int in [0, 12] decimals, "
+                             f"got {[str(c)[:40] for c in bad[:5]]} with other values")
+    return ResultTable(frame, caption, digits, index)

@@ -88,3 +88,42 @@ def test_bound_vs_simulation_caps_the_bound_and_keeps_the_points():
 def test_bound_vs_simulation_refuses_mismatched_lengths():
     with pytest.raises(ValueError, match="x and bound must have the same length"):
         plotting.plot_bound_vs_simulation(Figure().add_subplot(), [1, 2], [1.0], [1], [0.5])
+
+
+def test_result_table_shows_caption_headers_and_fixed_decimals():
+    import pandas as pd
+
+    frame = pd.DataFrame({"m": [10, 200], "error": [0.123456, 0.5], "rule": ["a", "b"]},
+                         index=["first", "second"])
+    table = plotting.result_table(frame, "Errors by size.", digits={"error": 3})
+    html = table._repr_html_()
+    assert "<caption>Errors by size.</caption>" in html
+    assert all(f">{cell}<" in html for cell in ["0.123", "0.500", "200", "second", "rule"])
+    assert "0.1234" not in html
+    text = repr(table).splitlines()
+    assert text[0] == "Errors by size." and text[1].split() == ["m", "error", "rule"]
+    assert text[3].split() == ["second", "200", "0.500", "b"]
+    assert table.frame is frame
+    assert table._repr_html_() == html  # the same HTML every run (nbval compares it)
+    assert "second" not in plotting.result_table(frame, "x", index=False)._repr_html_()
+
+
+def test_result_table_escapes_html():
+    import pandas as pd
+
+    frame = pd.DataFrame({"<b>col</b>": ["<script>x</script>"]}, index=["<i>r</i>"])
+    html = plotting.result_table(frame, "a <caption> & more")._repr_html_()
+    assert "<script>" not in html and "<b>" not in html and "<i>" not in html
+    assert "a &lt;caption&gt; &amp; more" in html
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(caption="  "), "caption must say"),
+    (dict(caption="c", digits={"nope": 2}), "columns that frame does not have"),
+    (dict(caption="c", digits={"a": -1}), r"int in \[0, 12\]"),
+])
+def test_result_table_refuses_bad_input(kwargs, message):
+    import pandas as pd
+
+    with pytest.raises(ValueError, match=message):
+        plotting.result_table(pd.DataFrame({"a": [1.0]}), **kwargs)
