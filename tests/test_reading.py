@@ -32,19 +32,37 @@ and equations are not scaled down at 1280 px.
 One browser serves both books, one tab every page.  Needs Chromium and Playwright (the
 ``playwright`` package of requirements.txt, driving the system Chromium); without them
 the test is skipped, except when ``CI`` is set, where it fails.
+
+The apparatus of a book, read from the stored notebooks (fast, everyday tier), for every
+chapter and appendix in ``APPARATUS_CHAPTERS``:
+
+- every figure a code cell shows has a caption and a name (``mystnb.figure`` in the
+  cell's metadata), so the build numbers it ("Figure 4.2"); names are unique in the book
+  and start with the chapter's prefix; the text never points at "the figure below";
+- every ``{numref}`` names a figure or table that exists, and every ``{eq}`` a labelled,
+  hence numbered, display equation;
+- no code cell the reader sees (not ``hide-input``) formats a table by hand: padded
+  f-string fields (``{x:8.3f}``, ``{name:<12}``), ``str.ljust``/``rjust``/``center``, or
+  ``%``/``format`` fields with a width; nor does its output look like an ASCII table
+  (three or more lines whose columns line up on runs of spaces);
+- code lines the reader sees fit the column (at most 77 characters).
 """
 
 from __future__ import annotations
 
+import ast
+import json
 import os
+import re
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 from test_book import chromium
 
-pytestmark = [pytest.mark.full, pytest.mark.browser]
+ROOT = Path(__file__).resolve().parent.parent
 
 WIDE, NARROW = 1280, 400
 HEIGHT = 900
@@ -264,6 +282,8 @@ def summary(found: dict[str, list[str]]) -> str:
     return "\n".join(heads + ["", *shown])
 
 
+@pytest.mark.full
+@pytest.mark.browser
 @pytest.mark.parametrize("edition", ["student", "instructor"])
 def test_every_page_reads_at_1280_and_400_px(edition, request, browser):
     html = request.getfixturevalue(f"{edition}_html")
@@ -272,3 +292,232 @@ def test_every_page_reads_at_1280_and_400_px(edition, request, browser):
     found = measure_book(browser, html)
     assert not found, (f"{edition} book: {len(found)} of {len(pages)} pages have reading defects\n"
                        + summary(found))
+
+
+
+# ---------------------------------------------------------------------------------------
+# The apparatus of a book, read from the stored notebooks.
+
+# Chapters and appendices whose figures, equations and tables have been brought to the
+# book's apparatus (issue 35).  The list grows: a chapter is added when it is done, and
+# then every assertion below holds for it.  At the end it is every notebook of chapters/.
+APPARATUS_CHAPTERS = [
+]
+
+CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CODE_COLUMN = 77  # characters of a code line the 688-px column shows (measured above)
+
+ROLE = re.compile(r"\{(numref|eq|ref)\}`([^`]*)`")
+EQUATION_LABEL = re.compile(r"\$\$\s*\(([A-Za-z0-9_-]+)\)")
+TABLE_NAME = re.compile(r"^:name:\s*(\S+)", re.M)
+POINTING = re.compile(r"\b(figure|plot|graph|panel|picture|table) (below|above)\b"
+                      r"|\b(below|above) (figure|plot|graph)\b", re.I)
+
+
+def prefix_of(path: Path) -> str:
+    """``chapters/05-spectral.ipynb`` -> ``ch05-``; ``A-optimisation`` -> ``chA-``."""
+    return "ch" + path.stem.split("-", 1)[0] + "-"
+
+
+@cache
+def notebook(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def cells(path: Path, kind: str):
+    return [(i, c, "".join(c["source"])) for i, c in enumerate(notebook(path)["cells"])
+            if c["cell_type"] == kind]
+
+
+def images(cell) -> int:
+    return sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def folded(cell) -> bool:
+    """The reader does not see the cell's code (folded, or the cell is removed)."""
+    tags = cell["metadata"].get("tags", [])
+    return bool({"hide-input", "remove-input", "remove-cell"} & set(tags))
+
+
+def shown_images(cell) -> int:
+    tags = cell["metadata"].get("tags", [])
+    return 0 if {"remove-output", "remove-cell"} & set(tags) else images(cell)
+
+
+def figure_names(path: Path) -> list[str]:
+    names = []
+    for _, cell, source in cells(path, "code"):
+        name = cell["metadata"].get("mystnb", {}).get("figure", {}).get("name")
+        if name:
+            names.append(name)
+    for _, _, source in cells(path, "markdown"):
+        names += re.findall(r"```\{glue:figure\}[^\n]*\n(?:[^\n]*\n)*?:name:\s*(\S+)", source)
+    return names
+
+
+def table_names(path: Path) -> list[str]:
+    found = []
+    for _, _, source in cells(path, "markdown"):
+        for block in re.findall(r"```\{table\}.*?```", source, re.S):
+            found += TABLE_NAME.findall(block)
+    return found
+
+
+def equation_labels(path: Path) -> list[str]:
+    found = []
+    for _, _, source in cells(path, "markdown"):
+        found += EQUATION_LABEL.findall(source)
+        found += re.findall(r"```\{math\}[^\n]*\n:label:\s*(\S+)", source)
+    return found
+
+
+def book_names() -> tuple[Counter, set, set]:
+    figures = Counter(n for p in CHAPTER_NOTEBOOKS for n in figure_names(p) + table_names(p))
+    equations = {n for p in CHAPTER_NOTEBOOKS for n in equation_labels(p)}
+    return figures, equations, set(figures)
+
+
+def padded_fields(source: str) -> list[str]:
+    """Hand-padded table fields in Python code: format specs with a width, ljust/rjust/center,
+    ``%8.3f``-style fields.  Code that does not parse is read line by line by regex."""
+    found = []
+    width = re.compile(r"^(.?[<>^=])?[+\- ]?#?0?(\d+)")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        tree = None
+    if tree is not None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FormattedValue) and isinstance(node.format_spec, ast.JoinedStr):
+                spec = "".join(v.value for v in node.format_spec.values
+                               if isinstance(v, ast.Constant) and isinstance(v.value, str))
+                if width.match(spec) and spec.split(".")[0].lstrip("<>^=+- #0,_"):
+                    found.append(f"{{...:{spec}}}")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in {"ljust", "rjust", "center"}):
+                found.append(f".{node.func.attr}(...)")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found += [f"'{m}'" for m in re.findall(r"%-?\d+(?:\.\d+)?[sdfegi]", node.value)]
+                found += [f"'{m}'" for m in re.findall(r"\{[^{}:]*:[<>^]?\d+[^{}]*\}", node.value)]
+    return found
+
+
+def ascii_table(text: str) -> bool:
+    """Three or more consecutive lines whose columns line up: each has two or more gaps
+    of at least two spaces between words, and some gap ends at the same place in all of
+    them.  Numpy arrays (lines starting with ``[``) are not tables."""
+    lines = [line.rstrip() for line in text.splitlines()]
+
+    def column_starts(line):
+        if not line.strip() or line.lstrip().startswith(("[", "(")):
+            return None
+        starts = {m.end() for m in re.finditer(r"\S {2,}(?=\S)", line)}
+        return starts if len(starts) >= 2 else None
+
+    run = []
+    for line in lines + [""]:
+        starts = column_starts(line)
+        if starts is not None:
+            run.append(starts)
+            continue
+        if len(run) >= 3 and set.intersection(*run):
+            return True
+        run = []
+    return False
+
+
+def output_text(cell) -> str:
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream":
+            parts.append("".join(out.get("text", "")))
+        elif "text/html" not in out.get("data", {}):
+            parts.append("".join(out.get("data", {}).get("text/plain", "")))
+    return "\n".join(parts)
+
+
+APPARATUS = pytest.mark.parametrize(
+    "path", [ROOT / "chapters" / f"{stem}.ipynb" for stem in APPARATUS_CHAPTERS],
+    ids=APPARATUS_CHAPTERS)
+
+
+def test_apparatus_chapters_exist():
+    stems = {p.stem for p in CHAPTER_NOTEBOOKS}
+    assert set(APPARATUS_CHAPTERS) <= stems, set(APPARATUS_CHAPTERS) - stems
+
+
+@APPARATUS
+def test_every_figure_is_numbered_and_captioned(path):
+    prefix = prefix_of(path)
+    faults = []
+    for index, cell, _ in cells(path, "code"):
+        shown = shown_images(cell)
+        if not shown:
+            continue
+        figure = cell["metadata"].get("mystnb", {}).get("figure", {})
+        caption, name = figure.get("caption", "").strip(), figure.get("name", "")
+        if shown > 1:
+            faults.append(f"cell {index} shows {shown} images (a captioned figure is one image)")
+        if len(caption.split()) < 6:
+            faults.append(f"cell {index}: no caption that says what to see ({caption!r})")
+        if not name.startswith(prefix + "fig-"):
+            faults.append(f"cell {index}: figure name {name!r} does not start with {prefix}fig-")
+    for index, _, source in cells(path, "markdown"):
+        faults += [f"markdown cell {index} points at '{m.group(0)}' instead of {{numref}}"
+                   for m in POINTING.finditer(source)]
+    assert not faults, f"{path.name}:\n" + "\n".join(faults)
+
+
+def test_figure_and_table_names_are_unique_in_the_book():
+    figures, _, _ = book_names()
+    assert not [n for n, k in figures.items() if k > 1]
+
+
+@APPARATUS
+def test_every_reference_has_a_numbered_target(path):
+    _, equations, targets = book_names()
+    faults = []
+    for index, _, source in cells(path, "markdown"):
+        for role, target in ROLE.findall(source):
+            label = target.split("<")[-1].rstrip(">").strip()
+            if role == "eq" and label not in equations:
+                faults.append(f"cell {index}: {{eq}}`{label}` names no labelled equation")
+            if role == "numref" and label not in targets:
+                faults.append(f"cell {index}: {{numref}}`{label}` names no figure or table")
+    assert not faults, f"{path.name}:\n" + "\n".join(faults)
+
+
+@APPARATUS
+def test_no_visible_cell_prints_a_hand_padded_table(path):
+    faults = []
+    for index, cell, source in cells(path, "code"):
+        if folded(cell):
+            continue
+        padded = padded_fields(source)
+        if padded:
+            faults.append(f"cell {index} pads fields by hand: {padded[:3]}")
+        if ascii_table(output_text(cell)):
+            faults.append(f"cell {index} prints an ASCII table")
+        long = [line for line in source.splitlines() if len(line) > CODE_COLUMN]
+        if long:
+            faults.append(f"cell {index}: {len(long)} code line(s) longer than {CODE_COLUMN}")
+    assert not faults, f"{path.name}:\n" + "\n".join(faults)
+
+
+@pytest.mark.parametrize("source, expected", [
+    ('print(f"{name:10s} {x:8.3f}")', 2), ('print(f"{x:.3f}, {y:,.0f} {z!r}")', 0),
+    ('print(name.ljust(12), "%-8s|%6.2f" % (a, b))', 3), ('print("{:>9}".format(v))', 1),
+    ('print(f"{v:>{w}}")', 0), ('print(f"{t:2d}")', 1),
+])
+def test_padding_detector(source, expected):
+    assert len(padded_fields(source)) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("bin        x1 x2\nMAP        h1 h1\nML         h1 h2\n0/1 risk   h1 h1\n", False),
+    ("C    margin    SVs\n0.1  0.5000    12\n1.0  0.2500     8\n10   0.1250     5\n", True),
+    ("[[1.  0.5   0.25]\n [0.  1.    0.5 ]\n [0.  0.    1.  ]]\n", False),
+    ("P(+)   = 0.0395\nP(C|+) = 0.2481\n", False),
+])
+def test_ascii_table_detector(text, expected):
+    assert ascii_table(text) is expected
