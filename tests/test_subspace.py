@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from scipy.special import comb, gammaln
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
@@ -95,8 +96,19 @@ def test_process_tail_below_bound_on_a_large_sample():
 
 
 def test_gram_schmidt_and_kcca_bounds_closed_form():
-    assert gram_schmidt_bound(0.0, 10, 500) == pytest.approx(0.21, abs=0.005)
-    assert gram_schmidt_bound(0.0, 10, 20000) == pytest.approx(0.045, abs=0.002)
+    # union term ln C(m, k) (exact binomial from scipy) and R^2, as the proof needs
+    for emp, k, m, delta, R in [(0.0, 10, 500, 0.05, 1.0), (0.375, 20, 400, 0.05, 1.0),
+                                (0.1, 3, 50, 0.1, 2.0)]:
+        union = math.log(comb(m, k, exact=True)) + math.log(2 / delta)
+        expected = emp + R**2 * math.sqrt(union / (2 * (m - k)))
+        got = gram_schmidt_bound(emp, k, m, delta=delta, R=R)
+        assert got == pytest.approx(expected, rel=1e-12)
+    # large m: no overflow, agrees with scipy's log-gamma
+    union = gammaln(20001) - gammaln(11) - gammaln(19991) + math.log(40)
+    assert gram_schmidt_bound(0.0, 10, 20000) == pytest.approx(
+        math.sqrt(union / (2 * 19990)), rel=1e-12)
+    # chapter 10's correction: the lecture's k ln(m/k) with R gives 0.665 at k=20, m=400
+    assert gram_schmidt_bound(0.375, 20, 400) == pytest.approx(0.701, abs=5e-4)
     rho = np.array([0.9, 0.5])
     diag = np.ones(50)
     expected = (2 * 0.1 + 2 * 0.5 + 3 * 2 * math.sqrt(math.log(40) / 100)
