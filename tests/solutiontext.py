@@ -1,8 +1,9 @@
 """What counts as solution text, and finding it in any file a student may get.
 
 Solution text is (1) the answer code of ``solutions/`` (between the solution markers),
-(2) the Markdown cells of ``solutions/`` tagged ``solution``, and (3) the ``{solution}``
-blocks of the chapters.  A line counts when it is distinctive (25 characters or more, not a
+(2) the Markdown cells of ``solutions/`` tagged ``solution``, (3) the ``{solution}``
+blocks of the chapters, and (4) the model answers and rubric items of the written
+questions (CONTRIBUTING, "Written questions").  A line counts when it is distinctive (25 characters or more, not a
 comment) and does not also appear in the public text (the chapters without their solution
 blocks and the generated exercises): ``rng = np.random.default_rng(seed)`` gives nothing away.
 """
@@ -74,6 +75,11 @@ def solution_lines() -> tuple[tuple[str, str], ...]:
         for cell in _cells(path):
             if cell["cell_type"] == "markdown" and "solution" in cell["metadata"].get("tags", []):
                 found += [(path.stem, ln.strip()) for ln in _source(cell).splitlines() if len(ln.strip()) >= MIN_CHARS]
+            spec = cell["metadata"].get("grading")
+            if cell["cell_type"] == "markdown" and isinstance(spec, dict) and spec.get("written"):
+                found += [(path.stem, ln.strip()) for ln in _source(cell).splitlines() if len(ln.strip()) >= MIN_CHARS]
+                found += [(path.stem, item["text"].strip()) for item in spec.get("rubric", [])
+                          if len(item["text"].strip()) >= MIN_CHARS]
     for path in _notebooks("chapters"):
         for cell in _cells(path):
             if cell["cell_type"] == "markdown":
@@ -90,6 +96,7 @@ def readable_text(path: Path) -> str:
     if path.suffix == ".ipynb":
         nb = json.loads(raw)
         texts = [_source(c) for c in nb.get("cells", [])]
+        texts += [json.dumps(c.get("metadata", {})) for c in nb.get("cells", [])]
         texts += ["".join(o.get("text", "")) for c in nb.get("cells", []) for o in c.get("outputs", [])]
         return "\n".join(texts) + "\n" + json.dumps(nb.get("metadata", {}))
     return raw

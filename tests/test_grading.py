@@ -368,8 +368,13 @@ def test_solution_full_marks_and_exercise_zero(solution):
     questions = grading.load_questions(grading.read_notebook(solution))
     assert len(questions) >= 5
     full = grading.grade(solution, assignment=solution.stem, solutions_dir=ROOT / "solutions")
-    assert full.score == full.total > 0, full.table()
+    written = {q.id for q in questions if q.written}
+    # every solution: full automatic marks, its written parts pending (never scored by a check)
+    assert full.score == full.auto_total > 0, full.table()
+    assert set(full.pending) == written, full.table()
     empty = grading.grade(ROOT / "exercises" / solution.name, assignment=solution.stem,
                           solutions_dir=ROOT / "solutions")
-    assert empty.score == 0, empty.table()
+    # every untouched exercise: zero, its written parts "no answer" at once
+    assert empty.score == 0 and not empty.pending, empty.table()
+    assert all(q.reason == "no answer" for q in empty.questions if q.id in written), empty.table()
     assert empty.total == full.total

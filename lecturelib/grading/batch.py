@@ -204,7 +204,7 @@ def read_submission(candidate: Candidate, cap: int = MAX_NOTEBOOK_BYTES) -> byte
 
 
 def failed_report(label: str, assignment: str, questions, reason: str) -> GradeReport:
-    results = [QuestionResult(q.id, 0.0, q.points, plain(reason)) for q in questions]
+    results = [QuestionResult(q.id, 0.0, q.points, plain(reason), kind=q.kind) for q in questions]
     return GradeReport(label, assignment, results, [], [plain(reason, 300)])
 
 
@@ -219,10 +219,11 @@ def problem_of(report: GradeReport, nb, assignment: str) -> str:
     if claimed is not None and claimed != assignment:
         return f"wrong assignment: the notebook says {display(plain(claimed, 60))}"
     runs = [r for _, r in report.skipped_cells]
-    runs += [q.reason for q in report.questions if q.reason != "ok" and not q.reason.startswith("check ")]
+    runs += [q.reason for q in report.questions if q.reason != "ok" and q.kind != "written"
+             and not q.reason.startswith("check ")]
     if any(word in r for r in runs for word in TIMEOUT_WORDS):
         return "timeout: " + plain(next(r for r in runs if any(w in r for w in TIMEOUT_WORDS)), 100)
-    if runs and len(runs) == len(report.questions) and len(set(runs)) == 1:
+    if runs and len(runs) == sum(q.kind != "written" for q in report.questions) and len(set(runs)) == 1:
         return "did not run: " + plain(runs[0], 100)
     return ""
 
@@ -356,6 +357,7 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
         raise GradingError(f"--jobs must be at least 1, got {jobs}")
     solution_path = solution_for(assignment, solutions_dir)
     questions = load_questions(read_notebook(solution_path))
+    gradebook.store_questions(assignment, questions)  # for the grading app
     key = grader_key(solution_path.read_bytes())
     candidates, problems = find_candidates(paths, assignment)
     chosen, more = select(candidates, assignment)

@@ -6,7 +6,9 @@
     lecturelib assign [SOLUTION ...] [--output-dir exercises] [--check]
     lecturelib grade SUBMISSION ... --assignment NAME [--json FILE] [--gradebook FILE]
                                     [--accept-failures] ...
-    lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE]
+    lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE] [--allow-pending]
+    lecturelib gradebook feedback --assignment NAME [--gradebook FILE] [--output DIR]
+    lecturelib gradebook serve --gradebook FILE [--port N] [--host 127.0.0.1] [--anonymous]
 
 Every error is one line on standard error (``lecturelib: error: ...``) and exit status 2;
 never a traceback.  Grading a class exits 1 when some submissions could not be graded
@@ -88,6 +90,20 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--assignment", required=True)
     e.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
     e.add_argument("--output", help="write the CSV here (default: standard output)")
+    e.add_argument("--allow-pending", action="store_true",
+                   help="export written answers nobody has graded yet as 'pending' (refused otherwise)")
+    f = gsub.add_parser("feedback", help="write every student's feedback (Markdown and JSON) with "
+                                          "the rubric items, comments and overrides of manual grading")
+    f.add_argument("--assignment", required=True)
+    f.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+    f.add_argument("--output", help="folder (default: feedback/ASSIGNMENT beside the gradebook)")
+    s = gsub.add_parser("serve", help="the grading web app: rubric grading of written answers, "
+                                       "overrides, the class's results (instructors only)")
+    s.add_argument("--gradebook", required=True)
+    s.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    s.add_argument("--anonymous", action="store_true", help="hide the students' names while grading")
     return parser
 
 
@@ -171,13 +187,35 @@ def _grade(args) -> int:
 def _gradebook(args) -> int:
     if not Path(args.gradebook).is_file():
         raise GradingError(f"{args.gradebook}: no such gradebook")
+    if args.action == "serve":
+        return _serve(args)
+    if args.action == "feedback":
+        return _feedback(args)
     with Gradebook(args.gradebook) as book:
-        text = book.export_csv(args.assignment)
+        text = book.export_csv(args.assignment, allow_pending=args.allow_pending)
     if args.output:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _feedback(args) -> int:
+    from .manual import write_feedback
+
+    with Gradebook(args.gradebook) as book:
+        folder = Path(args.output) if args.output else book.path.parent / "feedback" / args.assignment
+        written = write_feedback(book, args.assignment, folder)
+    print(f"{len(written)} feedback file(s) written in {plain(str(folder), 200)}")
+    return 0
+
+
+def _serve(args) -> int:
+    try:
+        from .webapp import serve
+    except ImportError:  # the student edition ships without the app
+        raise GradingError("the grading app is not part of this edition of the course") from None
+    return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous)
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,14 @@ Tables:
 - ``results``: one row per (assignment, student, question): points, max and the reason,
   with the notebook's hash and the time;
 - ``reference_runs``: the solution notebooks' answers, by content hash, so that a class is
-  compared with one reference run.
+  compared with one reference run;
+- ``questions``: each assignment's questions as last graded (kind, points, model answer and
+  rubric of a written question, number of checks), for the grading app.
+
+A result row also holds ``pending`` (a written answer waiting for a person), ``kind``,
+``checks`` (each check's outcome, JSON) and ``answer`` (the student's written answer or
+question cell, bounded).  Manual grades, rubric edits and their audit trail live in the
+tables of :mod:`.manual`, in the same file; :meth:`Gradebook.scores` counts them.
 
 ``export_csv`` writes one row per student and one column per question, then the total:
 the shape LMS grade imports expect.  Every field is quoted, and a text cell a spreadsheet
@@ -20,8 +27,10 @@ a separator) is prefixed with an apostrophe; line breaks inside a cell become sp
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime
 import io
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -42,7 +51,13 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (assignment, student, question));
 CREATE TABLE IF NOT EXISTS reference_runs (
     key TEXT PRIMARY KEY, assignment TEXT NOT NULL, output BLOB NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (
+    assignment TEXT NOT NULL, question TEXT NOT NULL, position INTEGER NOT NULL,
+    kind TEXT NOT NULL, points REAL NOT NULL, model_answer TEXT NOT NULL, rubric TEXT NOT NULL,
+    n_checks INTEGER NOT NULL, PRIMARY KEY (assignment, question));
 """
+RESULT_COLUMNS = {"pending": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NULL DEFAULT 'auto'",
+                  "checks": "TEXT NOT NULL DEFAULT ''", "answer": "TEXT NOT NULL DEFAULT ''"}
 
 
 def _now() -> str:
@@ -65,6 +80,12 @@ class Gradebook:
                     if column not in columns:
                         self.db.execute(f"ALTER TABLE submissions ADD COLUMN {column} "
                                         "TEXT NOT NULL DEFAULT ''")
+                have = {row[1] for row in self.db.execute("PRAGMA table_info(results)")}
+                for column, kind in RESULT_COLUMNS.items():
+                    if column not in have:
+                        self.db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
+            from . import manual  # its tables sit beside these; it imports nothing from here
+            manual.create_tables(self.db)
         except sqlite3.DatabaseError as exc:
             raise GradingError(f"{self.path} is not a gradebook (SQLite said: {exc})") from None
 
@@ -98,17 +119,40 @@ class Gradebook:
                 (*key, report.notebook, sha256, when, report.score, report.total,
                  "\n".join(report.notes), grader, problem))
             self.db.executemany(
-                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*key, q.id, q.points, q.max, q.reason, sha256, when) for q in report.questions])
+                "INSERT INTO results (assignment, student, question, points, max, reason, sha256, "
+                "graded_at, pending, kind, checks, answer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*key, q.id, q.points, q.max, q.reason, sha256, when, int(q.pending), q.kind,
+                  json.dumps(q.checks) if q.checks is not None else "", q.answer)
+                 for q in report.questions])
+
+    def store_questions(self, assignment: str, questions) -> None:
+        """Keep the questions of ``assignment`` (a solution's :class:`~.notebook.Question`
+        list) for the grading app: kinds, points, model answers and rubrics."""
+        with self.db:
+            self.db.execute("DELETE FROM questions WHERE assignment=?", (assignment,))
+            self.db.executemany(
+                "INSERT INTO questions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(assignment, q.id, i, q.kind, q.points, q.model_answer,
+                  json.dumps([dataclasses.asdict(r) for r in q.rubric]), len(q.checks))
+                 for i, q in enumerate(questions)])
 
     def scores(self, assignment: str) -> dict[str, dict[str, float]]:
-        """student -> question -> points, for one assignment."""
+        """student -> question -> points, for one assignment, counting manual grades
+        (a person's rubric grade of a written answer, an override of a check's score).
+        A written answer still pending counts 0 here; see :meth:`pending`."""
+        from .manual import effective_results
+
         table: dict[str, dict[str, float]] = {}
-        for student, question, points in self.db.execute(
-                "SELECT student, question, points FROM results WHERE assignment=? "
-                "ORDER BY student", (assignment,)):
-            table.setdefault(student, {})[question] = points
+        for row in effective_results(self.db, assignment):
+            table.setdefault(row["student"], {})[row["question"]] = row["points"]
         return table
+
+    def pending(self, assignment: str) -> set[tuple[str, str]]:
+        """``(student, question)`` of the written answers no person has graded yet."""
+        from .manual import effective_results
+
+        return {(row["student"], row["question"]) for row in effective_results(self.db, assignment)
+                if row["pending"]}
 
     def questions(self, assignment: str) -> list[str]:
         rows = self.db.execute("SELECT DISTINCT question FROM results WHERE assignment=?",
@@ -128,17 +172,25 @@ class Gradebook:
 
     # export --------------------------------------------------------------------------
 
-    def export_csv(self, assignment: str) -> str:
-        """CSV text: ``student, q1, ..., qN, total``, one row per student."""
+    def export_csv(self, assignment: str, allow_pending: bool = False) -> str:
+        """CSV text: ``student, q1, ..., qN, total``, one row per student, manual grades
+        counted.  Refused while a written answer is pending, unless ``allow_pending``:
+        then its cell reads ``pending`` and the total counts the graded questions only."""
         questions = self.questions(assignment)
         if not questions:
             raise GradingError(f"the gradebook {self.path} has no results for assignment {assignment!r}")
+        pending = self.pending(assignment)
+        if pending and not allow_pending:
+            raise GradingError(f"{len(pending)} written answer(s) of {assignment} are still pending "
+                               "(grade them with `lecturelib gradebook serve`, or pass "
+                               "--allow-pending to export them as 'pending')")
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
         writer.writerow(["student", *map(_csv_safe, questions), "total"])
         for student, points in sorted(self.scores(assignment).items()):
             row = [points.get(q, 0.0) for q in questions]
-            writer.writerow([_csv_safe(student), *map(_number, row), _number(sum(row))])
+            cells = ["pending" if (student, q) in pending else _number(p) for q, p in zip(questions, row)]
+            writer.writerow([_csv_safe(student), *cells, _number(sum(row))])
         return out.getvalue()
 
 

@@ -14,6 +14,19 @@ plain data it returns is compared in the grader with the solution's.  A check wi
 name ``value`` and ``np`` are defined), so that operations such as ``@`` or ``np.sin`` are
 computed by the grader, never by an object the student controls.  ``public`` checks are
 the ones a student may see and run (``check("q1")``); they never count for the grade.
+A code question may give partial credit: ``"check_points": [1, 0.5, 0.5]``, one entry per
+check, summing to ``points``.
+
+A **written** question (a proof or a derivation, graded by people with a rubric) is a
+Markdown cell tagged ``question:<id>`` whose text is the model answer::
+
+    "grading": {"written": true, "points": 4,
+                "rubric": [{"id": "a", "points": 2, "text": "..."},
+                           {"id": "x1", "points": -1, "text": "a common mistake"}]}
+
+``lecturelib assign`` turns it into the answer prompt (tagged ``question:<id>`` and
+``answer``, with only ``written`` and ``points``); the grader never scores it by a check
+(see :func:`written_answer`).
 """
 
 from __future__ import annotations
@@ -38,6 +51,10 @@ ASSIGNMENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 COMPARISONS = ("allclose", "up_to_sign", "set")
 MAX_NOTEBOOK_BYTES = 64 * 2**20
 MAX_JSON_DEPTH = 64
+MAX_ANSWER_CHARS = 200_000  # a written answer (5 to 15 lines) kept for the grading app
+MAX_CODE_CHARS = 50_000     # a code question's cell, kept to show beside its checks
+MAX_RUBRIC_ITEMS = 40
+RUBRIC_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 
 
 class GradingError(Exception):
@@ -132,8 +149,24 @@ class PublicCheck:
 
 
 @dataclasses.dataclass(frozen=True)
+class RubricItem:
+    """One rubric item of a written question: positive points earn credit, negative ones
+    are a common mistake."""
+
+    id: str
+    points: float
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Question:
-    """One graded question, read from a solution notebook's cell metadata."""
+    """One graded question, read from a solution notebook's cell metadata.
+
+    ``kind`` is ``"auto"`` (scored by its checks; ``check_points`` gives partial credit,
+    one entry per check) or ``"written"`` (graded by a person with ``rubric``;
+    ``model_answer`` is the solution's text).  Neither the rubric nor the model answer
+    ever reaches the student's notebook.
+    """
 
     id: str
     points: float
@@ -142,6 +175,14 @@ class Question:
     rtol: float = 1e-6
     atol: float = 1e-9
     public: tuple[PublicCheck, ...] = ()
+    kind: str = "auto"
+    check_points: tuple[float, ...] | None = None
+    rubric: tuple[RubricItem, ...] = ()
+    model_answer: str = ""
+
+    @property
+    def written(self) -> bool:
+        return self.kind == "written"
 
 
 def question_id(cell) -> str | None:
@@ -230,6 +271,63 @@ def load_questions(nb) -> list[Question]:
     return _questions(_as_notebook(nb, "load_questions"))
 
 
+def _positive(value, where, what) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+        raise GradingError(f"{where}: {what} must be a positive number, got {value!r}"[:300])
+    return float(value)
+
+
+def _rubric_item(item, where) -> RubricItem:
+    if not (isinstance(item, dict) and set(item) == {"id", "points", "text"}):
+        raise GradingError(f"{where}: a rubric item is {{'id': ..., 'points': ..., 'text': ...}}, "
+                           f"got {item!r}"[:300])
+    points = item["points"]
+    if (not isinstance(item["id"], str) or not RUBRIC_ID.match(item["id"])
+            or not isinstance(points, (int, float)) or isinstance(points, bool) or points == 0
+            or not abs(points) < 1e6 or not isinstance(item["text"], str) or not item["text"].strip()):
+        raise GradingError(f"{where}: rubric item {item!r} needs an id of letters, digits, '_' "
+                           "or '-' (at most 16), non-zero points and a text"[:300])
+    return RubricItem(item["id"], float(points), item["text"].strip())
+
+
+def _written_question(qid, cell, spec, where) -> Question:
+    """A written question of a solution notebook: its points, rubric and model answer."""
+    if cell.cell_type != "markdown":
+        raise GradingError(f"{where}: a written question is a Markdown cell")
+    unknown = set(spec) - {"written", "points", "rubric"}
+    if unknown:
+        raise GradingError(f"{where}: a written question's spec has only 'written', 'points' and "
+                           f"'rubric', not {sorted(unknown)!r}"[:300])
+    points = _positive(spec.get("points"), where, "'points'")
+    rubric = spec.get("rubric")
+    if not isinstance(rubric, list) or not 0 < len(rubric) <= MAX_RUBRIC_ITEMS:
+        raise GradingError(f"{where}: 'rubric' must be a list of 1 to {MAX_RUBRIC_ITEMS} items")
+    items = tuple(_rubric_item(item, where) for item in rubric)
+    if len({i.id for i in items}) != len(items):
+        raise GradingError(f"{where}: a rubric item id is used twice")
+    earned = sum(i.points for i in items if i.points > 0)
+    if abs(earned - points) > 1e-9:
+        raise GradingError(f"{where}: the positive rubric items sum to {earned:g}, "
+                           f"not to the question's {points:g} points")
+    if not cell.source.strip():
+        raise GradingError(f"{where}: the written question's cell holds no model answer")
+    return Question(qid, points, (), kind="written", rubric=items, model_answer=cell.source)
+
+
+def _check_points(spec, checks, points, where) -> tuple[float, ...] | None:
+    value = spec.get("check_points")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != len(checks):
+        raise GradingError(f"{where}: 'check_points' must list one number per check "
+                           f"({len(checks)})")
+    shares = tuple(_positive(v, where, "each entry of 'check_points'") for v in value)
+    if abs(sum(shares) - points) > 1e-9:
+        raise GradingError(f"{where}: 'check_points' sum to {sum(shares):g}, not to the "
+                           f"question's {points:g} points")
+    return shares
+
+
 def _questions(nb: nbformat.NotebookNode) -> list[Question]:
     """``load_questions`` on a notebook already checked by ``_as_notebook``."""
     questions: list[Question] = []
@@ -239,8 +337,14 @@ def _questions(nb: nbformat.NotebookNode) -> list[Question]:
             continue
         spec = cell.get("metadata", {}).get("grading")
         where = f"cell {index} (question {qid})"
+        if any(q.id == qid for q in questions):
+            raise GradingError(f"{where}: question id {qid!r} is used twice")
+        if isinstance(spec, dict) and spec.get("written") is True:
+            questions.append(_written_question(qid, cell, spec, where))
+            continue
         if cell.cell_type != "code" or not isinstance(spec, dict):
-            raise GradingError(f"{where}: a question cell must be a code cell with a 'grading' spec")
+            raise GradingError(f"{where}: a question cell must be a code cell with a 'grading' spec "
+                               "(or a Markdown cell with a written question's spec)")
         points, checks = spec.get("points"), spec.get("checks")
         compare = spec.get("compare", "allclose")
         if not isinstance(points, (int, float)) or isinstance(points, bool) or not points > 0:
@@ -252,15 +356,49 @@ def _questions(nb: nbformat.NotebookNode) -> list[Question]:
             raise GradingError(f"{where}: 'public' must be a list of public checks")
         if compare not in COMPARISONS:
             raise GradingError(f"{where}: 'compare' must be one of {COMPARISONS}, got {compare!r}")
-        if any(q.id == qid for q in questions):
-            raise GradingError(f"{where}: question id {qid!r} is used twice")
         questions.append(Question(
             qid, float(points), tuple(_check(c, where) for c in checks), compare,
             _number(spec, "rtol", 1e-6, where), _number(spec, "atol", 1e-9, where),
-            tuple(_public_check(p, where) for p in public)))
+            tuple(_public_check(p, where) for p in public),
+            check_points=_check_points(spec, checks, points, where)))
     if not questions:
         raise GradingError("the solution notebook has no graded question (no cell tagged question:<id>)")
     return questions
+
+
+# --------------------------------------------------------------------------------------
+# Reading a submission's written answers and question cells
+# --------------------------------------------------------------------------------------
+
+
+def question_cell_text(nb, qid: str, limit: int) -> tuple[str | None, bool]:
+    """The text of the first cell of ``nb`` tagged ``question:<qid>`` (``None`` if there is
+    none), cut at ``limit`` characters, and whether it was cut."""
+    tag = f"question:{qid}"
+    for cell in nb.get("cells", []):
+        if tag in cell_tags(cell):
+            source = cell.get("source", "")
+            if isinstance(source, list):  # a hostile file may skip nbformat's joining
+                source = "".join(s for s in source if isinstance(s, str))
+            if not isinstance(source, str):
+                return "", False
+            return source[:limit], len(source) > limit
+    return None, False
+
+
+def written_answer(nb, qid: str) -> tuple[str, str]:
+    """A student's answer to written question ``qid``: ``(state, text)``.
+
+    ``state`` is ``"missing"`` (no cell tagged ``question:<qid>``), ``"empty"`` (blank or
+    still the prompt), ``"present"`` or ``"cut"`` (longer than :data:`MAX_ANSWER_CHARS`
+    characters: the text is its beginning).  The text is never run or interpreted here.
+    """
+    text, cut = question_cell_text(nb, qid, MAX_ANSWER_CHARS)
+    if text is None:
+        return "missing", ""
+    if not text.strip() or text.strip() == ANSWER_PROMPT.strip():
+        return "empty", ""
+    return ("cut" if cut else "present"), text
 
 
 # --------------------------------------------------------------------------------------
@@ -292,8 +430,14 @@ def _strip_solution(source: str, where: str) -> str:
 
 
 def public_checks_metadata(questions) -> dict:
-    """The public checks of every question, as stored in the student notebook's metadata."""
-    return {q.id: [dataclasses.asdict(p) for p in q.public] for q in questions}
+    """The public checks of every code question, as stored in the student notebook's metadata."""
+    return {q.id: [dataclasses.asdict(p) for p in q.public] for q in questions if not q.written}
+
+
+def written_prompt_spec(question: Question) -> dict:
+    """What the student's answer cell carries: that it is written, and its points; nothing else."""
+    return {"written": True, "points": int(question.points) if question.points.is_integer()
+            else question.points}
 
 
 def check_setup_source(name: str) -> str:
@@ -321,6 +465,7 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
     solution_nb = _as_notebook(solution_nb, "make_exercise")
     questions = _questions(solution_nb)  # refuse to publish a notebook whose spec is broken
     has_public = {q.id for q in questions if q.public}
+    written = {q.id: q for q in questions if q.written}
     nb = nbformat.from_dict(json.loads(json.dumps(solution_nb)))
     cells, setup_pending = [], bool(has_public)
     for index, cell in enumerate(nb.cells):
@@ -328,7 +473,12 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
         qid = question_id(cell)
         cell.metadata.pop("grading", None)
         cell.metadata.pop("execution", None)
-        if cell.cell_type == "markdown" and "solution" in tags:
+        if qid in written:  # the model answer and the rubric stay in the solution
+            cell.source = ANSWER_PROMPT
+            cell.metadata["tags"] = [f"question:{qid}", "answer"]
+            cell.metadata["grading"] = written_prompt_spec(written[qid])
+            cell.pop("attachments", None)
+        elif cell.cell_type == "markdown" and "solution" in tags:
             cell.source = ANSWER_PROMPT
             cell.metadata["tags"] = [t for t in tags if t != "solution"] + ["answer"]
         elif cell.cell_type == "code":

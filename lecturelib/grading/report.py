@@ -27,15 +27,36 @@ def plain(text, limit: int = MAX_REASON) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+PENDING = "pending: written answer, graded by a person"
+NO_ANSWER = "no answer"
+
+
 @dataclasses.dataclass
 class QuestionResult:
+    """One question's result.  A written question is ``pending`` (0 points for now) until a
+    person grades it; ``rubric`` (applied items: id, points, text) and ``comment`` come
+    from that grading (:mod:`.manual`), ``checks`` is each check's outcome (True, False,
+    or None when the question's checks could not be run), ``answer`` the student's text
+    or code (kept in the gradebook for the grading app, never printed here)."""
+
     id: str
     points: float
     max: float
     reason: str
+    pending: bool = False
+    kind: str = "auto"
+    checks: list | None = None
+    answer: str = ""
+    rubric: list = dataclasses.field(default_factory=list)
+    comment: str = ""
 
     def as_dict(self):
-        return dataclasses.asdict(self)
+        out = {"id": self.id, "points": self.points, "max": self.max, "reason": self.reason,
+               "pending": self.pending}
+        if self.rubric or self.comment:
+            out["rubric"] = [dict(item) for item in self.rubric]
+            out["comment"] = self.comment
+        return out
 
 
 @dataclasses.dataclass
@@ -54,12 +75,23 @@ class GradeReport:
     def total(self) -> float:
         return sum(q.max for q in self.questions)
 
+    @property
+    def pending(self) -> list[str]:
+        """The questions waiting for a person's grade."""
+        return [q.id for q in self.questions if q.pending]
+
+    @property
+    def auto_total(self) -> float:
+        """The points of the questions scored by checks."""
+        return sum(q.max for q in self.questions if q.kind != "written")
+
     def as_dict(self):
         return {
             "notebook": self.notebook,
             "assignment": self.assignment,
             "score": self.score,
             "total": self.total,
+            "pending": self.pending,
             "questions": [q.as_dict() for q in self.questions],
             "skipped_cells": [{"cell": i, "reason": r} for i, r in self.skipped_cells],
             "notes": list(self.notes),
@@ -70,8 +102,12 @@ class GradeReport:
         lines = [f"Grading {plain(self.notebook, 200)} (assignment {self.assignment})", ""]
         lines.append(f"{'question':<{width}}  {'points':>6}  {'max':>4}  result")
         for q in self.questions:
-            lines.append(f"{q.id:<{width}}  {fmt(q.points):>6}  {fmt(q.max):>4}  {q.reason}")
-        lines.append(f"{'total':<{width}}  {fmt(self.score):>6}  {fmt(self.total):>4}")
+            points = "pending" if q.pending else fmt(q.points)
+            lines.append(f"{q.id:<{width}}  {points:>6}  {fmt(q.max):>4}  {q.reason}")
+        pending = self.pending
+        lines.append(f"{'total':<{width}}  {fmt(self.score):>6}  {fmt(self.total):>4}"
+                     + (f"  ({len(pending)} written answer(s) pending: {', '.join(pending)})"
+                        if pending else ""))
         for index, reason in self.skipped_cells:
             lines.append(f"note: code cell {index} was skipped: it {reason}")
         lines += [f"note: {note}" for note in self.notes]
@@ -83,12 +119,28 @@ class GradeReport:
                  f"**Score: {fmt(self.score)} / {fmt(self.total)}**", "",
                  "| question | points | max | result |", "|---|---:|---:|---|"]
         for q in self.questions:
-            reason = q.reason.replace("|", "\\|").replace("`", "'")
-            lines.append(f"| {q.id} | {fmt(q.points)} | {fmt(q.max)} | {reason} |")
+            points = "pending" if q.pending else fmt(q.points)
+            lines.append(f"| {q.id} | {points} | {fmt(q.max)} | {_cell(q.reason)} |")
+        for q in self.questions:
+            if q.rubric or q.comment:
+                lines += ["", f"**{q.id}**: {fmt(q.points)} / {fmt(q.max)}", ""]
+                lines += [f"- {'+' if item['points'] > 0 else ''}{fmt(item['points'])}: "
+                          f"{_cell(item['text'], 300)}" for item in q.rubric]
+                if q.comment:
+                    lines += ["", f"Comment: {_cell(q.comment, 2000)}"]
+        if self.pending:
+            lines += ["", f"Written answers still to be graded: {', '.join(self.pending)}."]
         notes = [f"code cell {i} was skipped: it {r}" for i, r in self.skipped_cells] + self.notes
         if notes:
             lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
         return "\n".join(lines) + "\n"
+
+
+def _cell(text, limit: int = MAX_REASON) -> str:
+    """Text for one line of the Markdown feedback: no control characters, no table breaks,
+    no code spans or raw HTML (``<`` and ``&`` are escaped)."""
+    text = plain(text, limit).replace("&", "&amp;").replace("<", "&lt;")
+    return text.replace("|", "\\|").replace("`", "'")
 
 
 def fmt(x: float) -> str:

@@ -18,9 +18,10 @@ from pathlib import Path
 
 from . import compare as cmp
 from . import sandbox as sb
-from .notebook import (GradingError, check_assignment_name, code_sources, load_questions,
-                       notebook_assignment, read_notebook)
-from .report import GradeReport, QuestionResult, plain
+from .notebook import (MAX_ANSWER_CHARS, MAX_CODE_CHARS, GradingError, check_assignment_name,
+                       code_sources, load_questions, notebook_assignment, question_cell_text,
+                       read_notebook, written_answer)
+from .report import NO_ANSWER, PENDING, GradeReport, QuestionResult, plain
 from .safejson import PayloadError, decode, loads
 
 @dataclasses.dataclass
@@ -157,7 +158,8 @@ def run_notebook(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limit
 
 
 def hidden_exprs(questions) -> dict[str, list[str]]:
-    return {q.id: [c.expr for c in q.checks] for q in questions}
+    """The check expressions of the code questions (a written question has none)."""
+    return {q.id: [c.expr for c in q.checks] for q in questions if not q.written}
 
 
 # --------------------------------------------------------------------------------------
@@ -221,7 +223,7 @@ def _reference_from_output(solution_path, key, output, questions, limits, n_cell
         raise GradingError(f"the solution notebook {solution_path} does not run cleanly: {detail}")
     raw = {qid: [a.value for a in answers] for qid, answers in run.answers.items()}
     for q in questions:
-        for i, check in enumerate(q.checks):
+        for i, check in enumerate(q.checks):  # a written question has no checks
             if check.post:
                 try:
                     cmp.apply_post(check.post, raw[q.id][i])
@@ -236,19 +238,52 @@ def _reference_from_output(solution_path, key, output, questions, limits, n_cell
 # --------------------------------------------------------------------------------------
 
 
-def score_questions(questions, student: Run, reference: Reference) -> list[QuestionResult]:
-    """Compare a student's run with the reference, question by question."""
+def score_questions(questions, student: Run, reference: Reference, nb=None) -> list[QuestionResult]:
+    """Compare a student's run with the reference, question by question.
+
+    A written question is never scored by a check: it is pending, or 0 ("no answer") when
+    the notebook ``nb`` has no answer cell for it or the cell is blank or still the prompt.
+    A code question earns its points when every check matches, or with ``check_points``
+    the points of each check that matches.  The student's text of each question (its
+    answer cell, or its code cell) is kept in ``answer`` for the grading app.
+    """
     results = []
     for q in questions:
+        if q.written:
+            results.append(_written_result(q, nb))
+            continue
         reason = student.question_errors.get(q.id)
+        outcomes: list[bool | None] = [None] * len(q.checks)
+        failures = []
         if reason is None:
             for i, (check, got) in enumerate(zip(q.checks, student.answers[q.id])):
-                reason = _compare_check(q, check, i, got, reference.raw[q.id][i])
-                if reason:
-                    break
-        results.append(QuestionResult(q.id, 0.0 if reason else q.points, q.points,
-                                      plain(reason) if reason else "ok"))
+                why = _compare_check(q, check, i, got, reference.raw[q.id][i])
+                outcomes[i] = why is None
+                if why:
+                    failures.append(why)
+                    if q.check_points is None:
+                        break
+        code = question_cell_text(nb, q.id, MAX_CODE_CHARS)[0] if nb is not None else None
+        if reason is not None or (failures and q.check_points is None):
+            points, reason = 0.0, reason or failures[0]
+        elif failures:
+            points = sum(share for share, ok in zip(q.check_points, outcomes) if ok)
+            reason = f"{failures[0]} ({outcomes.count(True)} of {len(outcomes)} checks match)"
+        else:
+            points, reason = q.points, "ok"
+        results.append(QuestionResult(q.id, float(points), q.points, plain(reason),
+                                      checks=outcomes, answer=code or ""))
     return results
+
+
+def _written_result(q, nb) -> QuestionResult:
+    state, text = written_answer(nb, q.id) if nb is not None else ("missing", "")
+    if state in ("missing", "empty"):
+        return QuestionResult(q.id, 0.0, q.points, NO_ANSWER, kind="written")
+    reason = PENDING if state == "present" else (
+        f"{PENDING} (the answer is longer than {MAX_ANSWER_CHARS} characters: "
+        "only its beginning is kept)")
+    return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text)
 
 
 def _compare_check(q, check, index, got: Answer, want) -> str | None:
@@ -304,7 +339,7 @@ def report_for_run(nb, label: str, assignment: str, questions, reference: Refere
                      f"it was graded as {assignment!r}")
     if not sandbox:
         notes.append("graded without the sandbox (--no-sandbox): this score is not trustworthy")
-    return GradeReport(label, assignment, score_questions(questions, student, reference),
+    return GradeReport(label, assignment, score_questions(questions, student, reference, nb),
                        student.skipped_cells, notes)
 
 

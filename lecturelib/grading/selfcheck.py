@@ -2,14 +2,15 @@
 
 This is the student's command: it runs the student's own notebook with the student's own
 permissions (no sandbox, no solutions needed) and prints, question by question, which of
-the public checks hold (:mod:`lecturelib.checks`).  Public checks never count for the grade.
+the public checks hold (:mod:`lecturelib.checks`), and whether each written answer is
+there (the student's own answer cell is read, never judged).  Public checks never count for the grade.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -17,7 +18,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ..checks import CheckResult, checks_in_metadata, format_results
-from .notebook import GradingError, load_questions, notebook_assignment, read_notebook
+from .notebook import (MAX_ANSWER_CHARS, GradingError, load_questions, notebook_assignment,
+                       question_id, read_notebook, written_answer)
 
 MARKER = "@@lecturelib-public-checks@@"
 
@@ -30,20 +32,42 @@ class SelfCheck:
     assignment: str
     results: dict[str, list[CheckResult]]
     failed_cells: list[str]
+    written: dict[str, str] = field(default_factory=dict)  # qid -> written_answer's state
 
     @property
     def passed(self) -> bool:
-        return all(r.holds for rs in self.results.values() for r in rs)
+        return (all(r.holds for rs in self.results.values() for r in rs)
+                and all(state in ("present", "cut") for state in self.written.values()))
 
     def text(self) -> str:
         lines = [f"{self.path} ({self.assignment}): public checks"]
         lines += [format_results(qid, rs) for qid, rs in self.results.items()]
+        lines += [f"{qid}: written answer {WRITTEN_STATES[state]}" for qid, state in self.written.items()]
         if self.failed_cells:
             lines.append("cells that raised an error: " + ", ".join(self.failed_cells))
         done = sum(all(r.holds for r in rs) for rs in self.results.values())
         lines.append(f"{done} of {len(self.results)} questions pass all their public checks. "
                      "Public checks do not count for the grade; the graded checks are hidden.")
         return "\n".join(lines)
+
+
+WRITTEN_STATES = {
+    "present": "present (graded by a person, not by a check)",
+    "cut": f"present, but longer than {MAX_ANSWER_CHARS} characters: only its beginning is graded",
+    "empty": "missing: the answer cell is empty or still reads the prompt",
+    "missing": "missing: no cell tagged as its answer (restore the answer cell)",
+}
+
+
+def written_questions(nb) -> list[str]:
+    """The written questions of an exercise (its answer cells) or of a solution notebook."""
+    found = []
+    for cell in nb.cells:
+        spec = cell.get("metadata", {}).get("grading")
+        qid = question_id(cell)
+        if qid and isinstance(spec, dict) and spec.get("written") is True and qid not in found:
+            found.append(qid)
+    return found
 
 
 def stored_public_checks(nb) -> dict:
@@ -94,6 +118,7 @@ def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
     path = Path(path)
     nb = read_notebook(path)
     checks = stored_public_checks(nb)
+    written = {qid: written_answer(nb, qid)[0] for qid in written_questions(nb)}
     assignment = notebook_assignment(nb) or path.stem
     nb.cells.append(_probe_cell(assignment, checks))
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
@@ -107,4 +132,4 @@ def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
     raw = _read_probe(nb.cells[-1])
     results = {qid: [CheckResult(str(why), str(problem)) for why, problem in raw.get(qid, [])]
                for qid in checks}
-    return SelfCheck(path, assignment, results, _failed_cells(nb.cells[:-1]))
+    return SelfCheck(path, assignment, results, _failed_cells(nb.cells[:-1]), written)

@@ -1,0 +1,342 @@
+"""Written questions, partial credit and grading by people (issue 34), without a browser.
+
+The spec (CONTRIBUTING, "Written questions" and "Partial credit"): a written question is
+never scored by a check; it is pending, or 0 "no answer" at once; a rubric grade is the
+applied items' points plus an adjustment, clipped to [0, points]; several graders never
+lose an update; every change is audited; the CSV counts manual points and refuses
+pending answers unless told.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_markdown_cell
+
+from gradingtools import toy_solution
+from lecturelib import grading
+from lecturelib.grading import manual
+from lecturelib.grading.gradebook import Gradebook
+from lecturelib.grading.notebook import MAX_ANSWER_CHARS, written_answer
+from lecturelib.grading.report import GradeReport, QuestionResult
+from lecturelib.grading.runner import Answer, Reference, Run, score_questions
+
+MODEL = "The log posterior is $(a-1)\\log q + (b-1)\\log(1-q)$; its derivative vanishes at the MAP."
+RUBRIC = [
+    {"id": "a", "points": 2, "text": "writes the log posterior and sets its derivative to zero"},
+    {"id": "b", "points": 2, "text": "solves for q and checks that it is a maximum"},
+    {"id": "x1", "points": -1, "text": "drops the exponent a - 1 of the prior"},
+]
+
+
+def written_cell(qid="q4", points=4, rubric=None, text=MODEL):
+    cell = new_markdown_cell(text)
+    cell.metadata["tags"] = [f"question:{qid}"]
+    cell.metadata["grading"] = {"written": True, "points": points,
+                                "rubric": RUBRIC if rubric is None else rubric}
+    return cell
+
+
+def written_toy():
+    """The toy set with a written question q4 (4 points) and partial credit on q2."""
+    nb = toy_solution()
+    nb.cells.append(new_markdown_cell("## Question 4 (4 points, written): the MAP estimate"))
+    nb.cells.append(written_cell())
+    q2 = next(c for c in nb.cells if "question:q2" in c.metadata.get("tags", []))
+    q2.metadata["grading"]["check_points"] = [1, 2]
+    q1 = next(c for c in nb.cells if "question:q1" in c.metadata.get("tags", []))
+    q1.metadata["grading"]["public"] = [{"expr": "0 <= p0 <= 1", "why": "p0 is a probability"}]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("written")
+    (root / "solutions").mkdir()
+    nbformat.write(written_toy(), root / "solutions" / "toy.ipynb")
+    grading.assign([root / "solutions" / "toy.ipynb"], root / "exercises")
+    return root
+
+
+# ----------------------------------------------------------------------------- the spec
+
+
+def test_load_questions_reads_written_questions_and_check_points():
+    questions = {q.id: q for q in grading.load_questions(written_toy())}
+    q4 = questions["q4"]
+    assert q4.written and q4.points == 4 and q4.checks == () and q4.model_answer == MODEL
+    assert [(i.id, i.points) for i in q4.rubric] == [("a", 2), ("b", 2), ("x1", -1)]
+    assert questions["q2"].check_points == (1, 2) and not questions["q2"].written
+    assert questions["q1"].check_points is None
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c.metadata["grading"].update(points=5), "sum to 4"),
+    (lambda c: c.metadata["grading"].update(rubric=[]), "'rubric'"),
+    (lambda c: c.metadata["grading"].update(rubric=RUBRIC + [RUBRIC[0]]), "used twice"),
+    (lambda c: c.metadata["grading"].update(rubric=[{"id": "a b", "points": 4, "text": "x"}]), "rubric item"),
+    (lambda c: c.metadata["grading"].update(rubric=[{"id": "a", "points": 4}]), "rubric item"),
+    (lambda c: c.metadata["grading"].update(checks=["p0"]), "only 'written'"),
+    (lambda c: setattr(c, "source", "  "), "no model answer"),
+    (lambda c: c.update(cell_type="code", outputs=[], execution_count=None), "Markdown cell"),
+])
+def test_bad_written_spec_is_refused(edit, message):
+    nb = written_toy()
+    edit(nb.cells[-1])
+    with pytest.raises(grading.GradingError, match=message):
+        grading.load_questions(nb)
+
+
+@pytest.mark.parametrize("shares, message", [([1, 1], "sum to 2"), ([3], "one number per check"),
+                                             ([3, 0], "positive")])
+def test_bad_check_points_are_refused(shares, message):
+    nb = written_toy()
+    q2 = next(c for c in nb.cells if "question:q2" in c.metadata.get("tags", []))
+    q2.metadata["grading"]["check_points"] = shares
+    with pytest.raises(grading.GradingError, match=message):
+        grading.load_questions(nb)
+
+
+def test_assign_writes_a_prompt_without_model_answer_or_rubric(toy):
+    text = (toy / "exercises" / "toy.ipynb").read_text(encoding="utf-8")
+    assert MODEL not in text and json.dumps(MODEL)[1:-1] not in text
+    assert "log posterior" not in text and "drops the exponent" not in text and "rubric" not in text
+    ex = nbformat.reads(text, as_version=4)
+    cell = next(c for c in ex.cells if "question:q4" in c.metadata.get("tags", []))
+    assert cell.cell_type == "markdown" and cell.source == grading.ANSWER_PROMPT
+    assert cell.metadata["tags"] == ["question:q4", "answer"]
+    assert cell.metadata["grading"] == {"written": True, "points": 4}
+    assert written_answer(ex, "q4") == ("empty", "")
+
+
+def test_written_answer_states():
+    nb = written_toy()
+    assert written_answer(nb, "q4") == ("present", MODEL)
+    assert written_answer(nb, "q9") == ("missing", "")
+    nb.cells[-1].source = "x" * (MAX_ANSWER_CHARS + 5)
+    state, text = written_answer(nb, "q4")
+    assert state == "cut" and len(text) == MAX_ANSWER_CHARS
+    nb.cells[-1].source = "\n " + grading.ANSWER_PROMPT + "\n"
+    assert written_answer(nb, "q4")[0] == "empty"
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def _run(outcomes):
+    """A student's run where check i of every question matches the reference iff outcomes[i]."""
+    answers = {"q1": [Answer(True, 0.5)], "q2": [Answer(True, v) for v in outcomes],
+               "q3": [Answer(False, error="raised an exception")]}
+    return Run(answers, {}, [])
+
+
+REFERENCE = Reference("k", {"q1": [0.5], "q2": [1.0, 1.0], "q3": [[1.0, 0.0]]})
+
+
+@pytest.mark.parametrize("values, points", [([1.0, 1.0], 3), ([1.0, 0.0], 1), ([0.0, 1.0], 2),
+                                            ([0.0, 0.0], 0)])
+def test_partial_credit_adds_the_points_of_matching_checks(values, points):
+    questions = grading.load_questions(written_toy())
+    results = {r.id: r for r in score_questions(questions, _run(values), REFERENCE, written_toy())}
+    assert results["q2"].points == points
+    assert results["q2"].checks == [v == 1.0 for v in values]
+    assert (results["q2"].reason == "ok") == (points == 3)
+    assert results["q1"].points == 2 and results["q3"].points == 0  # all or nothing without shares
+
+
+def test_written_question_is_pending_never_scored_by_a_check():
+    questions = grading.load_questions(written_toy())
+    nb = written_toy()
+    q4 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, nb)}["q4"]
+    assert q4.pending and q4.points == 0 and q4.kind == "written" and q4.answer == MODEL
+    nb.cells[-1].source = grading.ANSWER_PROMPT
+    q4 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, nb)}["q4"]
+    assert not q4.pending and q4.points == 0 and q4.reason == "no answer"
+
+
+@pytest.mark.full  # the real solutions go through the same path in test_grading.py
+def test_grading_the_toy_solution_and_exercise(toy):
+    """End to end in the sandbox: full automatic marks with q4 pending; zero with q4 no answer."""
+    full = grading.grade(toy / "solutions" / "toy.ipynb", assignment="toy",
+                         solutions_dir=toy / "solutions", cell_timeout=8)
+    assert full.score == full.auto_total == 6 and full.total == 10 and full.pending == ["q4"]
+    assert "pending" in full.table() and '"pending": true' in json.dumps(full.as_dict())
+    assert full.as_dict()["questions"][-1]["pending"] is True
+    empty = grading.grade(toy / "exercises" / "toy.ipynb", assignment="toy",
+                          solutions_dir=toy / "solutions", cell_timeout=8)
+    assert empty.score == 0 and empty.pending == []
+    assert {q.id: q.reason for q in empty.questions}["q4"] == "no answer"
+
+
+# ----------------------------------------------------------------------------- manual grades
+
+
+QUESTIONS = grading.load_questions(written_toy())
+
+
+def report(answer: str | None, q1=2.0) -> GradeReport:
+    rows = [QuestionResult("q1", q1, 2, "ok" if q1 else "check 1: the value is not the expected one",
+                           checks=[bool(q1)], answer="p0 = 0.04"),
+            QuestionResult("q2", 3, 3, "ok", checks=[True, True]),
+            QuestionResult("q3", 1, 1, "ok", checks=[True])]
+    if answer:
+        rows.append(QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=answer))
+    else:
+        rows.append(QuestionResult("q4", 0, 4, "no answer", kind="written"))
+    return GradeReport("x.ipynb", "toy", rows, [])
+
+
+@pytest.fixture
+def book(tmp_path):
+    with Gradebook(tmp_path / "gradebook.sqlite") as gb:
+        gb.store_questions("toy", QUESTIONS)
+        gb.record("alice", "sha-a", report("My proof."))
+        gb.record("bob", "sha-b", report("Another proof.", q1=0.0))
+        gb.record("carol", "sha-c", report(None))
+        yield gb
+
+
+def test_pending_until_graded_and_the_rubric_score(book):
+    assert book.pending("toy") == {("alice", "q4"), ("bob", "q4")}
+    with pytest.raises(grading.GradingError, match="2 written answer"):
+        book.export_csv("toy")
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0,
+                              applied=["a", "x1"], comment="Check the exponent.")
+    assert state["version"] == 1 and state["score"] == 1 and not state["pending"]
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=1,
+                              applied=["a", "b"], adjustment=1, adjustment_reason="elegant")
+    assert state["score"] == 4  # 2 + 2 + 1, clipped to the question's 4 points
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=2,
+                              applied=["x1"])
+    assert state["score"] == 0  # -1, clipped to 0
+    assert book.pending("toy") == {("bob", "q4")}
+    rows = list(csv.reader(io.StringIO(book.export_csv("toy", allow_pending=True))))
+    assert rows[0] == ["student", "q1", "q2", "q3", "q4", "total"]
+    assert rows[1] == ["alice", "2", "3", "1", "0", "6"] and rows[2] == ["bob", "0", "3", "1", "pending", "4"]
+    assert rows[3] == ["carol", "2", "3", "1", "0", "6"]  # no answer: 0 at once, not pending
+
+
+def test_stale_versions_are_refused_and_nothing_is_lost(book):
+    first = manual.save_grade(book.db, "toy", "bob", "q4", who="ta1", version=0, applied=["a"])
+    with pytest.raises(manual.Conflict) as conflict:  # ta2 saw no grade yet
+        manual.save_grade(book.db, "toy", "bob", "q4", who="ta2", version=0, applied=["b"])
+    assert conflict.value.current["applied"] == ["a"] and conflict.value.current["version"] == 1
+    second = manual.save_grade(book.db, "toy", "bob", "q4", who="ta2", version=first["version"],
+                               applied=["a", "b"])
+    with pytest.raises(manual.Conflict):
+        manual.save_grade(book.db, "toy", "bob", "q4", who="ta1", version=1, applied=[])
+    assert manual.grade_state(book.db, "toy", "bob", "q4")["applied"] == second["applied"] == ["a", "b"]
+
+
+def test_rubric_edit_changes_every_grade_that_applied_it(book):
+    manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0, applied=["a"])
+    manual.save_grade(book.db, "toy", "bob", "q4", who="ta1", version=0, applied=["a", "b"])
+    item = next(i for i in manual.rubric(book.db, "toy", "q4") if i["id"] == "a")
+    manual.edit_rubric_item(book.db, "toy", "q4", "a", who="prof", version=item["version"],
+                            points=1.5, text="sets the derivative of the log posterior to zero")
+    assert book.scores("toy")["alice"]["q4"] == 1.5 and book.scores("toy")["bob"]["q4"] == 3.5
+    with pytest.raises(manual.Conflict):
+        manual.edit_rubric_item(book.db, "toy", "q4", "a", who="prof", version=item["version"],
+                                points=1, text="x")
+    log = manual.audit_log(book.db, "toy")
+    edit = next(e for e in log if e["action"] == "rubric item a")
+    assert edit["who"] == "prof" and edit["before"]["points"] == 2 and edit["after"]["points"] == 1.5
+
+
+def test_override_needs_a_reason_and_is_audited(book):
+    with pytest.raises(grading.GradingError, match="reason"):
+        manual.save_override(book.db, "toy", "bob", "q1", who="prof", version=0, points=1, reason="")
+    with pytest.raises(grading.GradingError, match="between 0 and 2"):
+        manual.save_override(book.db, "toy", "bob", "q1", who="prof", version=0, points=3, reason="r")
+    with pytest.raises(grading.GradingError, match="rubric"):
+        manual.save_override(book.db, "toy", "bob", "q4", who="prof", version=0, points=1, reason="r")
+    manual.save_override(book.db, "toy", "bob", "q1", who="prof", version=0, points=1.5,
+                         reason="right idea, rounding slip")
+    assert book.scores("toy")["bob"]["q1"] == 1.5
+    entry = manual.audit_log(book.db, "toy")[-1]
+    assert (entry["who"], entry["student"], entry["question"], entry["action"]) == ("prof", "bob", "q1", "override")
+    assert entry["before"]["score"] == 0 and entry["after"]["score"] == 1.5
+    assert entry["after"]["override_reason"] == "right idea, rounding slip"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"applied": ["zz"]}, "rubric items"), ({"applied": ["a", "a"]}, "rubric items"),
+    ({"applied": "a"}, "rubric items"), ({"applied": [], "adjustment": 1}, "needs a reason"),
+    ({"applied": [], "adjustment": float("nan"), "adjustment_reason": "r"}, "number"),
+    ({"applied": [], "comment": "x" * 6000}, "longer"), ({"applied": [], "who": "<script>"}, "grader"),
+])
+def test_bad_grades_are_refused(book, kwargs, message):
+    kwargs = {"who": "ta1", **kwargs}
+    with pytest.raises(grading.GradingError, match=message):
+        manual.save_grade(book.db, "toy", "alice", "q4", version=0, **kwargs)
+    assert manual.audit_log(book.db, "toy") == []
+
+
+def test_a_new_answer_makes_an_old_grade_stale(book):
+    manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0, applied=["a", "b"])
+    book.record("alice", "sha-a2", report("My proof, handed in again."))
+    state = manual.grade_state(book.db, "toy", "alice", "q4")
+    assert state["stale"] and state["pending"] and ("alice", "q4") in book.pending("toy")
+    book.record("alice", "sha-a3", report("My proof."))  # the graded text again: it counts
+    assert book.scores("toy")["alice"]["q4"] == 4
+
+
+def test_feedback_and_json_carry_rubric_items_and_comments(book, tmp_path):
+    manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0, applied=["a", "x1"],
+                      comment="Mind the exponent | `a - 1` <b>here</b>.")
+    manual.save_override(book.db, "toy", "bob", "q1", who="prof", version=0, points=1, reason="typo")
+    written = manual.write_feedback(book, "toy", tmp_path / "fb")
+    assert sorted(p.name for p in written) == ["alice.md", "bob.md", "carol.md"]
+    text = (tmp_path / "fb" / "alice.md").read_text()
+    assert "+2: writes the log posterior" in text and "-1: drops the exponent" in text
+    assert "Mind the exponent \\| 'a - 1' &lt;b>here&lt;/b>." in text and "<b>" not in text
+    data = json.loads((tmp_path / "fb" / "alice.json").read_text())
+    q4 = data["questions"][-1]
+    assert q4["points"] == 1 and q4["pending"] is False and data["pending"] == []
+    assert [i["id"] for i in q4["rubric"]] == ["a", "x1"] and q4["comment"].startswith("Mind")
+    bob = json.loads((tmp_path / "fb" / "bob.json").read_text())
+    assert bob["pending"] == ["q4"] and bob["score"] == 5
+    assert "set by the instructor: typo" in bob["questions"][0]["reason"]
+    assert "still to be graded: q4" in (tmp_path / "fb" / "bob.md").read_text()
+
+
+def test_statistics_count_missed_items_and_checks(book):
+    manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0, applied=["a", "x1"])
+    manual.save_grade(book.db, "toy", "bob", "q4", who="ta1", version=0, applied=["a"])
+    stats = {s["id"]: s for s in manual.statistics(book.db, "toy")}
+    assert stats["q4"]["histogram"] == {0.0: 1, 1.0: 1, 2.0: 1} and stats["q4"]["pending"] == 0
+    missed = dict(stats["q4"]["missed"])
+    assert missed["b (+2): solves for q and checks that it is a maximum"] == 2
+    assert missed["x1 (-1): drops the exponent a - 1 of the prior"] == 1
+    assert "a (+2): writes the log posterior and sets its derivative to zero" not in missed
+    assert stats["q1"]["missed"] == [("check 1", 1)] and stats["q2"]["missed"] == []
+    assert manual.progress(book.db, "toy", "q4") == (3, 3)
+
+
+def test_cli_export_refuses_pending_and_feedback_command(book, tmp_path, capsys):
+    """In-process (``main``), as the console script runs it; tests/test_grading.py runs
+    the command itself."""
+    path = str(book.path)
+    assert grading.main(["gradebook", "export", "--assignment", "toy", "--gradebook", path]) == 2
+    err = capsys.readouterr().err
+    assert "still pending" in err and len(err.strip().splitlines()) == 1
+    assert grading.main(["gradebook", "export", "--assignment", "toy", "--gradebook", path,
+                         "--allow-pending"]) == 0
+    assert '"pending"' in capsys.readouterr().out
+    assert grading.main(["gradebook", "feedback", "--assignment", "toy", "--gradebook", path,
+                         "--output", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "carol.json").is_file()
+
+
+def test_check_reports_whether_each_written_answer_is_present(toy):
+    from lecturelib.grading.selfcheck import self_check
+
+    untouched = self_check(toy / "exercises" / "toy.ipynb", cell_timeout=20)
+    assert untouched.written == {"q4": "empty"} and not untouched.passed
+    assert "q4: written answer missing" in untouched.text()
+    solved = self_check(toy / "solutions" / "toy.ipynb", cell_timeout=20)
+    assert solved.written == {"q4": "present"} and "q4: written answer present" in solved.text()
