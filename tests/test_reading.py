@@ -303,6 +303,7 @@ def test_every_page_reads_at_1280_and_400_px(edition, request, browser):
 # then every assertion below holds for it.  At the end it is every notebook of chapters/.
 APPARATUS_CHAPTERS = [
     "01-bayes",
+    "02-maxent",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
