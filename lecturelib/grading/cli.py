@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from .batch import grade_batch
+from .coursecmd import add_course_commands, handles, run_collect, run_gradebook_action
 from .gradebook import Gradebook
 from .notebook import GradingError, assign
 from .report import fmt, plain, write_atomic, write_json
@@ -87,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("gradebook", help="read the gradebook")
     gsub = p.add_subparsers(dest="action", required=True)
     e = gsub.add_parser("export", help="CSV: one row per student, one column per question, total")
-    e.add_argument("--assignment", required=True)
+    e.add_argument("--assignment", help="one assignment (required by --format csv for its questions)")
     e.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
     e.add_argument("--output", help="write the CSV here (default: standard output)")
     e.add_argument("--allow-pending", action="store_true",
@@ -104,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     s.add_argument("--anonymous", action="store_true", help="hide the students' names while grading")
+    add_course_commands(sub, gsub)
     return parser
 
 
@@ -189,6 +191,8 @@ def _gradebook(args) -> int:
         raise GradingError(f"{args.gradebook}: no such gradebook")
     if args.action == "serve":
         return _serve(args)
+    if handles(args):
+        return run_gradebook_action(args)
     if args.action == "feedback":
         return _feedback(args)
     with Gradebook(args.gradebook) as book:
@@ -222,7 +226,8 @@ def main(argv=None) -> int:
     """Run the ``lecturelib`` command; return its exit status (0 ok, 1 stale or failed
     checks or submissions not graded normally, 2 error)."""
     args = _parser().parse_args(argv)
-    commands = {"check": _check, "assign": _assign, "grade": _grade, "gradebook": _gradebook}
+    commands = {"check": _check, "assign": _assign, "grade": _grade, "gradebook": _gradebook,
+                "collect": run_collect}
     try:
         return commands[args.command](args)
     except GradingError as exc:

@@ -1,0 +1,206 @@
+"""The course-operation commands of the ``lecturelib`` command line::
+
+    lecturelib collect DOWNLOAD --assignment NAME --output DIR [--roster CSV] [--course TOML]
+                                [--gradebook FILE]
+    lecturelib gradebook export [--assignment NAME] --format canvas|moodle|csv [--roster CSV]
+                                [--course TOML] [--output FILE]
+    lecturelib gradebook late --assignment NAME --course TOML [--feedback DIR]
+    lecturelib gradebook similarity --assignment NAME [--solutions DIR] [--output FILE]
+    lecturelib gradebook summary --assignment NAME [--roster CSV] [--course TOML] [--output FILE]
+
+:mod:`.cli` adds these parsers (:func:`add_course_commands`) and hands the parsed
+arguments over (:func:`run_collect`, :func:`run_gradebook_action`).  Errors are
+:class:`~.notebook.GradingError`, which the command line prints as one line.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .batch import display, feedback_path
+from .gradebook import Gradebook
+from .notebook import GradingError, check_assignment_name
+from .report import fmt, plain, write_atomic
+
+DEFAULT_GRADEBOOK = "gradebook.sqlite"
+ACTIONS = ("late", "similarity", "summary")
+
+
+def add_course_commands(sub, gsub) -> None:
+    """Add ``collect`` to the commands, and the export options and the ``late``,
+    ``similarity`` and ``summary`` actions to ``gradebook``."""
+    c = sub.add_parser("collect", help="an LMS bulk download (Canvas or Moodle zip) or a folder in, "
+                                       "one notebook per student out, with submission times",
+                       description="Collect the latest submission of every student from a Canvas "
+                                   "or Moodle bulk-download zip, or a folder, into a new folder "
+                                   "(STUDENT.ipynb each) and record the submission times in the "
+                                   "gradebook. Refused zip entries and unmapped files are listed; "
+                                   "exit status 1 when there are any.")
+    c.add_argument("download", help="the zip file or folder")
+    c.add_argument("--assignment", required=True)
+    c.add_argument("--output", required=True, help="a new or empty folder")
+    c.add_argument("--roster", help="CSV of student ids and names (see the README)")
+    c.add_argument("--course", help="the course file: its time zone reads the zip's times")
+    c.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+
+    e = gsub.choices["export"]
+    e.add_argument("--format", choices=("canvas", "moodle", "csv"), default="csv",
+                   help="canvas or moodle: the LMS's grade import layout; csv: with --assignment "
+                        "the per-question scores, without one final score per assignment")
+    e.add_argument("--roster", help="CSV of student ids and names: the LMS ids in the export")
+    e.add_argument("--course", help="the course file: late policy, extensions and points")
+
+    late = gsub.add_parser("late", help="apply the course's deadlines and late policy: a table, "
+                                        "and a section in every feedback file")
+    late.add_argument("--assignment", required=True)
+    late.add_argument("--course", required=True)
+    late.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+    late.add_argument("--feedback", help="the feedback folder (default: feedback/ASSIGNMENT "
+                                         "beside the gradebook)")
+
+    s = gsub.add_parser("similarity", help="pairs of unusually similar submissions, for review "
+                                           "(an offline HTML report; changes no grade)")
+    s.add_argument("--assignment", required=True)
+    s.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+    s.add_argument("--solutions", help="folder of solution notebooks (the released exercise's "
+                                       "code is made from it and ignored)")
+    s.add_argument("--output", help="the HTML report (default: reports/ASSIGNMENT-similarity.html "
+                                    "beside the gradebook)")
+
+    m = gsub.add_parser("summary", help="one assignment's results as an offline HTML page")
+    m.add_argument("--assignment", required=True)
+    m.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
+    m.add_argument("--roster")
+    m.add_argument("--course")
+    m.add_argument("--output", help="default: reports/ASSIGNMENT-summary.html beside the gradebook")
+
+
+def handles(args) -> bool:
+    """Whether a ``gradebook`` action is one of this module's."""
+    return args.action in ACTIONS or (args.action == "export" and
+                                      (args.format != "csv" or not args.assignment))
+
+
+def _roster(args):
+    from .roster import read_roster
+
+    return read_roster(args.roster) if getattr(args, "roster", None) else None
+
+
+def _course(args):
+    from .course import read_course
+
+    return read_course(args.course) if getattr(args, "course", None) else None
+
+
+def run_collect(args) -> int:
+    from .collect import collect
+
+    check_assignment_name(args.assignment)
+    if not Path(args.download).exists():
+        raise GradingError(f"{display(args.download)}: no such file or folder")
+    roster, course = _roster(args), _course(args)
+    with Gradebook(args.gradebook) as book:
+        done = collect(args.download, args.output, assignment=args.assignment, roster=roster,
+                       timezone=course.timezone if course else None, gradebook=book)
+    print(done.report())
+    print(f"submission times recorded in {plain(str(args.gradebook), 200)}; grade with: "
+          f"lecturelib grade {plain(str(args.output), 200)} --assignment {args.assignment}")
+    if done.problems:
+        print(f"lecturelib: {done.problems} file(s) refused or not mapped to a student (listed "
+              "above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_gradebook_action(args) -> int:
+    if args.assignment is not None:
+        check_assignment_name(args.assignment)
+    with Gradebook(args.gradebook) as book:
+        return {"export": _export, "late": _late, "similarity": _similarity,
+                "summary": _summary}[args.action](args, book)
+
+
+def _write(args, text: str, default: Path | None = None) -> None:
+    target = Path(args.output) if args.output else default
+    if target is None:
+        sys.stdout.write(text)
+        return
+    if not args.output:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GradingError(f"cannot create {display(str(target.parent))}: {exc.strerror}") from None
+    write_atomic(target, text)
+    print(f"written: {plain(str(target), 300)}")
+
+
+def _export(args, book) -> int:
+    from .export import export_grades
+
+    roster = _roster(args)
+    text = export_grades(book, args.format, roster=roster, course=_course(args),
+                         assignment=args.assignment)
+    if roster is not None:
+        known = {s.id for s in roster}
+        extra = sorted({r[0] for r in book.db.execute("SELECT student FROM submissions")} - known)
+        if extra:
+            print(f"lecturelib: note: {len(extra)} graded student(s) not on the roster, exported "
+                  f"without SIS ids: {', '.join(extra[:20])}", file=sys.stderr)
+    _write(args, text)
+    return 0
+
+
+def _late(args, book) -> int:
+    from .course import outcomes, read_course, with_late_section
+
+    course = read_course(args.course)
+    if args.assignment not in course.assignments:
+        raise GradingError(f"the course file has no assignment {args.assignment!r}")
+    results = outcomes(book, args.assignment, course)
+    if not results:
+        raise GradingError(f"the gradebook {book.path} has no results for assignment {args.assignment!r}")
+    folder = Path(args.feedback) if args.feedback else book.path.parent / "feedback" / args.assignment
+    updated = 0
+    for student, o in sorted(results.items()):
+        if o.reason:
+            print(f"{student}: {fmt(o.raw)} - {fmt(round(o.penalty, 2))} = {fmt(round(o.final, 2))}"
+                  f" / {fmt(o.total)}: {plain(o.reason, 300)}")
+        path = feedback_path(folder, student)
+        try:
+            old = path.read_text(encoding="utf-8") if path.is_file() and not path.is_symlink() else ""
+        except (OSError, UnicodeDecodeError):
+            old = ""
+        if old:
+            write_atomic(path, with_late_section(old, o))
+            updated += 1
+    late = sum(o.late for o in results.values())
+    print(f"{len(results)} graded, {late} late; {updated} feedback file(s) updated in "
+          f"{plain(str(folder), 200)}")
+    return 0
+
+
+def _similarity(args, book) -> int:
+    from .runner import solution_for
+    from .similarity import (default_report_path, exercise_boilerplate, gradebook_codes,
+                             html_report, screen)
+
+    codes, unread = gradebook_codes(book, args.assignment)
+    boilerplate = exercise_boilerplate(solution_for(args.assignment, args.solutions), args.assignment)
+    result = screen(codes, boilerplate)
+    result.skipped[:0] = unread
+    flagged = [p for p in result.pairs if p.flagged]
+    for p in result.pairs[:10]:
+        print(f"{p.score:.2f}  {p.a}  {p.b}{'  flagged' if p.flagged else ''}")
+    print(f"{len(flagged)} pair(s) flagged for review among {len(result.pairs)}; no grade changed")
+    _write(args, html_report(result, args.assignment), default_report_path(book, args.assignment))
+    return 0
+
+
+def _summary(args, book) -> int:
+    from .summary import summary_page
+
+    page = summary_page(book, args.assignment, roster=_roster(args), course=_course(args))
+    _write(args, page, book.path.parent / "reports" / f"{args.assignment}-summary.html")
+    return 0

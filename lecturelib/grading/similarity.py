@@ -1,0 +1,220 @@
+"""Similarity screening (``lecturelib gradebook similarity``): pairs of submissions whose
+answer code is unusually alike, for a person to look at.  It never changes a grade.
+
+Each submission's code cells are fingerprinted with copydetect (winnowing, Schleimer,
+Wilkerson and Aiken 2003, on tokens with every name replaced by one symbol, so renaming
+variables changes nothing, and fingerprints of ``k`` consecutive tokens, so reordering
+lines keeps most of them).  The fingerprints of the released exercise's own code (made
+from the solution notebook exactly as ``lecturelib assign`` makes it) are removed first:
+what every student was given is not evidence.  For a pair :math:`(a, b)`,
+copydetect's similarity :math:`s_a` is the share of :math:`a`'s fingerprinted tokens that
+also occur in :math:`b`; the pair's score is :math:`(s_a + s_b) / 2`.  A pair is flagged
+when its score is at least :data:`MIN_FLAG` and a robust outlier among the class's pairs:
+:math:`(s - \\operatorname{median}) / (1.4826\\,\\mathrm{MAD}) >` :data:`Z_FLAG`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import io
+import itertools
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .batch import Candidate, Unreadable, display, read_submission
+from .notebook import GradingError, make_exercise, read_notebook
+from .report import plain
+from .safejson import PayloadError, check_depth
+
+K = 25            # tokens per fingerprint (copydetect's noise threshold)
+WINDOW = 6        # winnowing window: every match of K + WINDOW - 1 tokens is found
+MIN_TOKENS = 40   # a submission with fewer own tokens is not compared
+MAX_CODE = 400_000  # characters of code read from one notebook
+MIN_FLAG = 0.5
+Z_FLAG = 3.5
+SHOWN = 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+    score: float
+    share_a: float
+    share_b: float
+    z: float
+    flagged: bool
+
+
+@dataclasses.dataclass
+class Screening:
+    pairs: list[Pair]            # every pair, most similar first
+    skipped: list[str]           # submissions not compared, and why
+    fingerprints: dict           # student -> copydetect CodeFingerprint
+
+
+def notebook_code(data: bytes) -> str:
+    """The code cells of a notebook given as bytes, joined; raises ``ValueError``."""
+    text = data.decode("utf-8")
+    check_depth(text, 64)
+    nb = json.loads(text)
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("no cells")
+    parts = []
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            if isinstance(source, str):
+                parts.append(source)
+    return "\n\n".join(parts)[:MAX_CODE]
+
+
+def fingerprint(code: str, boilerplate: set | frozenset = frozenset()):
+    """copydetect's fingerprint of ``code`` (Python), without the ``boilerplate`` hashes."""
+    from copydetect import CodeFingerprint
+    from copydetect.utils import get_token_coverage
+
+    logging.getLogger().disabled, was = True, logging.getLogger().disabled
+    try:
+        fp = CodeFingerprint("code.py", K, WINDOW, fp=io.StringIO(code), language="python")
+    finally:
+        logging.getLogger().disabled = was
+    if boilerplate:
+        fp.hashes = fp.hashes - boilerplate
+        fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in boilerplate}
+        fp.token_coverage = get_token_coverage(fp.hash_idx, K, len(fp.filtered_code))
+    return fp
+
+
+def exercise_boilerplate(solution_path, assignment: str) -> set:
+    """The fingerprints of the released exercise's code cells."""
+    exercise = make_exercise(read_notebook(solution_path), assignment)
+    code = "\n\n".join(c.source for c in exercise.cells if c.cell_type == "code")
+    return set(fingerprint(code).hashes)
+
+
+def _robust_z(scores: np.ndarray) -> np.ndarray:
+    median = np.median(scores)
+    mad = 1.4826 * np.median(np.abs(scores - median))
+    return (scores - median) / max(mad, 1e-3)
+
+
+def screen(codes: dict[str, str], boilerplate: set = frozenset()) -> Screening:
+    """Compare every pair of ``codes`` (student -> code) after removing ``boilerplate``."""
+    from copydetect import compare_files
+
+    fps, skipped = {}, []
+    for student, code in sorted(codes.items()):
+        fp = fingerprint(code, boilerplate)
+        if fp.token_coverage < MIN_TOKENS:
+            skipped.append(f"{student}: too little code of its own to compare")
+        else:
+            fps[student] = fp
+    raw = []
+    for a, b in itertools.combinations(sorted(fps), 2):
+        _, (sa, sb), _ = compare_files(fps[a], fps[b])
+        raw.append((a, b, float(sa), float(sb)))
+    scores = np.array([(sa + sb) / 2 for _, _, sa, sb in raw]) if raw else np.zeros(0)
+    z = _robust_z(scores) if raw else scores
+    pairs = [Pair(a, b, s, sa, sb, float(zi), bool(s >= MIN_FLAG and zi > Z_FLAG))
+             for (a, b, sa, sb), s, zi in zip(raw, scores.tolist(), z)]
+    pairs.sort(key=lambda p: (-p.score, p.a, p.b))
+    return Screening(pairs, skipped, fps)
+
+
+def gradebook_codes(book, assignment: str) -> tuple[dict[str, str], list[str]]:
+    """The code of every graded submission of ``assignment``, read again from the path the
+    gradebook stored (never following a link) and checked against its SHA-256."""
+    import hashlib
+
+    rows = book.db.execute("SELECT student, path, sha256 FROM submissions WHERE assignment=? "
+                           "ORDER BY student", (assignment,)).fetchall()
+    if not rows:
+        raise GradingError(f"the gradebook {book.path} has no results for assignment {assignment!r}")
+    codes, skipped = {}, []
+    for student, path, sha in rows:
+        path = Path(path)
+        try:
+            data = read_submission(Candidate(student, path.parent, (path.name,)))
+        except Unreadable as exc:
+            skipped.append(f"{student}: the graded file could not be read again: {exc}")
+            continue
+        if hashlib.sha256(data).hexdigest() != sha:
+            skipped.append(f"{student}: the file changed since it was graded")
+            continue
+        try:
+            codes[student] = notebook_code(data)
+        except (ValueError, PayloadError, UnicodeDecodeError, RecursionError):
+            skipped.append(f"{student}: not a readable notebook")
+    return codes, skipped
+
+
+# --------------------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------------------
+
+STYLE = """body{font-family:sans-serif;margin:2em;max-width:80em}table{border-collapse:collapse}
+td,th{border:1px solid #bbb;padding:.2em .5em;text-align:left}tr.flag{background:#fde2e2}
+.code{display:flex;gap:1em}.code pre{flex:1;overflow:auto;background:#f6f6f6;padding:.5em;
+font-size:85%;max-height:40em}mark{background:#ffd966}"""
+HEAD = ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">'
+        '<title>{title}</title><style>{style}</style></head><body>')
+
+
+def _highlighted(fp_a, fp_b) -> tuple[str, str]:
+    from copydetect import compare_files
+    from copydetect.utils import highlight_overlap
+
+    _, _, (slices_a, slices_b) = compare_files(fp_a, fp_b)
+    out = []
+    for fp, slices in ((fp_a, slices_a), (fp_b, slices_b)):
+        if slices.size == 0:
+            out.append(html.escape(fp.raw_code))
+        else:
+            text, _ = highlight_overlap(fp.raw_code, slices, "<mark>", "</mark>", escape_html=True)
+            out.append(text)
+    return out[0], out[1]
+
+
+def html_report(screening: Screening, assignment: str, notes=()) -> str:
+    """A short offline HTML page: the most similar pairs, then each flagged pair's code side
+    by side with the shared passages marked.  Everything a student wrote is escaped."""
+    esc = html.escape
+    title = f"Similarity screening: {assignment}"
+    parts = [HEAD.format(title=esc(title), style=STYLE), f"<h1>{esc(title)}</h1>",
+             f"<p>{len(screening.fingerprints)} submissions compared, {len(screening.pairs)} pairs. "
+             "Score: the mean share of each submission's code (after removing the released "
+             "exercise's code) that also occurs in the other. Flagged: score at least "
+             f"{MIN_FLAG} and more than {Z_FLAG} robust standard deviations above the class's "
+             "median pair. A flag asks for a person to read the code; it is not a finding and "
+             "changes no grade.</p>"]
+    parts += [f"<p>{esc(plain(n, 300))}</p>" for n in notes]
+    parts.append("<table><tr><th>#</th><th>student</th><th>student</th><th>score</th>"
+                 "<th>shares</th><th>robust z</th><th>flagged</th></tr>")
+    for i, p in enumerate(screening.pairs[:SHOWN], 1):
+        parts.append(f'<tr class="{"flag" if p.flagged else ""}"><td>{i}</td><td>{esc(p.a)}</td>'
+                     f"<td>{esc(p.b)}</td><td>{p.score:.2f}</td><td>{p.share_a:.2f} / "
+                     f"{p.share_b:.2f}</td><td>{p.z:.1f}</td><td>{'yes' if p.flagged else ''}</td></tr>")
+    parts.append("</table>")
+    if screening.skipped:
+        parts.append("<h2>Not compared</h2><ul>")
+        parts += [f"<li>{esc(plain(line, 300))}</li>" for line in screening.skipped]
+        parts.append("</ul>")
+    for p in [p for p in screening.pairs if p.flagged][:10]:
+        left, right = _highlighted(screening.fingerprints[p.a], screening.fingerprints[p.b])
+        parts.append(f"<h2>{esc(p.a)} and {esc(p.b)}: {p.score:.2f}</h2>"
+                     f'<div class="code"><pre>{left}</pre><pre>{right}</pre></div>')
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def default_report_path(book, assignment: str) -> Path:
+    return book.path.parent / "reports" / f"{assignment}-similarity.html"
+
