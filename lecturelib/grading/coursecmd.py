@@ -146,8 +146,9 @@ def _export(args, book) -> int:
         known = {s.id for s in roster}
         extra = sorted({r[0] for r in book.db.execute("SELECT student FROM submissions")} - known)
         if extra:
-            print(f"lecturelib: note: {len(extra)} graded student(s) not on the roster, exported "
-                  f"without SIS ids: {', '.join(extra[:20])}", file=sys.stderr)
+            how = "left out" if args.format == "moodle" else "exported without SIS ids"
+            print(f"lecturelib: note: {len(extra)} graded student(s) not on the roster, {how}: "
+                  f"{', '.join(extra[:20])}", file=sys.stderr)
     _write(args, text)
     return 0
 

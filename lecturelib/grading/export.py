@@ -8,7 +8,8 @@
 - ``moodle``: for Moodle's "Import grades from CSV file": a header row and one row per student;
   the identifier columns ``ID number`` and ``Email address`` (map either to the user field of
   the same name in the import form), ``Full name``, then one column per assignment (map it to
-  the grade item).  No points row: Moodle takes the maximum from the grade item.
+  the grade item).  No points row: Moodle takes the maximum from the grade item.  Students
+  with neither an ID number nor an e-mail (graded, not on the roster) are left out.
 - ``csv``: with ``--assignment``, the gradebook's per-question CSV (raw scores); without,
   one row per student with the final score of every assignment.
 
@@ -95,7 +96,8 @@ def export_grades(book, fmt: str, *, roster: Roster | None = None, course: Cours
     elif fmt == "moodle":
         row([*MOODLE_COLUMNS, *titles])
         for s in students:
-            row([s.name, s.sis_id, s.email, *scores(s)])
+            if s.sis_id or s.email:  # Moodle cannot find a student without either: left out
+                row([s.name, s.sis_id, s.email, *scores(s)])
     else:
         row(["student", "name", *titles])
         for s in students:

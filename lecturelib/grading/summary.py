@@ -84,7 +84,7 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
     title = f"Summary: {assignment}"
     out = [HEAD.format(title=esc(title), style=STYLE), f"<h1>{esc(title)}</h1>",
            f"<p>{len(results)} graded"
-           + (f" of {len(roster)} on the roster, {len(missing)} with no submission" if roster else "")
+           + (f"; {len(roster)} on the roster, {len(missing)} of them with no submission" if roster else "")
            + f"; {sum(o.late for o in results.values())} late; {len(problems)} not graded normally."
            f" Final scores (after the late policy) out of {fmt(total)}: mean "
            f"{statistics.fmean(finals):.2f}, median {statistics.median(finals):.2f}, "
