@@ -304,6 +304,7 @@ def test_every_page_reads_at_1280_and_400_px(edition, request, browser):
 APPARATUS_CHAPTERS = [
     "01-bayes",
     "02-maxent",
+    "03-em",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
