@@ -1,0 +1,187 @@
+"""Similarity screening: a planted near-copy (renamed variables, reordered functions) in a
+class of 30 is the top pair, two honest solutions written differently are not above it,
+the released exercise's code is not evidence, and the command changes no grade."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sqlite3
+import statistics
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell
+
+from gradingtools import question, toy_solution
+from lecturelib.grading.cli import main
+from lecturelib.grading.gradebook import Gradebook
+from lecturelib.grading.report import GradeReport, QuestionResult
+from lecturelib.grading.similarity import fingerprint, screen
+
+GIVEN = ("import numpy as np\nrng = np.random.default_rng(0)\nX = rng.normal(size=(50, 3))\n"
+         "y = (X[:, 0] > 0).astype(int)\n")
+USE = ("M = class_means(X, y)\nS = pooled_cov(X, y, M)\nw, b = boundary(M, S)\n"
+       "acc = (predict(X, w, b) == y).mean()\nprint(acc)\n")
+# Each function of the exercise, line by line, with the ways students write each line.
+FUNCTIONS = [
+    ("def class_means(X, y):", [
+        ["    X0 = X[y == 0]", "    X0 = X[np.flatnonzero(y == 0)]", "    X0 = X[y < 1]"],
+        ["    X1 = X[y == 1]", "    X1 = X[np.flatnonzero(y)]", "    X1 = X[y > 0]"],
+        ["    m0 = X0.mean(axis=0)", "    m0 = np.mean(X0, axis=0)", "    m0 = X0.sum(0) / len(X0)"],
+        ["    m1 = X1.mean(axis=0)", "    m1 = np.mean(X1, axis=0)", "    m1 = X1.sum(0) / X1.shape[0]"],
+        ["    return np.vstack([m0, m1])", "    return np.array([m0, m1])", "    return np.stack((m0, m1))"]]),
+    ("def pooled_cov(X, y, M):", [
+        ["    R = X - M[y]", "    R = X - np.take(M, y, axis=0)", "    R = np.asarray(X) - M[y, :]"],
+        ["    n, d = X.shape", "    n = len(X)", "    n = X.shape[0]"],
+        ["    S = R.T @ R", "    S = np.dot(R.T, R)", "    S = np.einsum('ni,nj->ij', R, R)"],
+        ["    return S / (n - 2)", "    return S / float(n - 2)", "    return np.divide(S, n - 2)"]]),
+    ("def boundary(M, S):", [
+        ["    diff = M[1] - M[0]", "    diff = np.subtract(M[1], M[0])", "    diff = -(M[0] - M[1])"],
+        ["    w = np.linalg.solve(S, diff)", "    w = np.linalg.inv(S) @ diff",
+         "    w = np.linalg.lstsq(S, diff, rcond=None)[0]"],
+        ["    mid = (M[0] + M[1]) / 2", "    mid = 0.5 * (M[0] + M[1])", "    mid = M.mean(axis=0)"],
+        ["    b = -mid @ w", "    b = -np.dot(mid, w)", "    b = -float(w @ mid)"],
+        ["    return w, b", "    return (w, b)", "    return w, float(b)"]]),
+    ("def predict(X, w, b):", [
+        ["    scores = X @ w + b", "    scores = np.dot(X, w) + b", "    scores = X.dot(w) + b"],
+        ["    labels = scores > 0", "    labels = np.greater(scores, 0)", "    labels = 0 < scores"],
+        ["    return labels.astype(int)", "    return np.where(labels, 1, 0)", "    return labels * 1"]]),
+]
+EXTRA = ["    assert X.ndim == 2", "    X = np.asarray(X, dtype=float)", "    print(X.shape)",
+         "    y = np.asarray(y)"]
+EXERCISE = GIVEN + "".join(f"{head}\n    # YOUR CODE HERE\n    raise NotImplementedError\n"
+                           for head, _ in FUNCTIONS) + USE
+# Two honest full solutions written differently: loops against linear algebra.
+HONEST_LOOPS = GIVEN + '''def class_means(X, y):
+    out = np.zeros((2, X.shape[1]))
+    for c in range(2):
+        count = 0
+        for i in range(len(X)):
+            if y[i] == c:
+                out[c] += X[i]
+                count += 1
+        out[c] /= count
+    return out
+def pooled_cov(X, y, M):
+    S = np.zeros((X.shape[1], X.shape[1]))
+    for i in range(len(X)):
+        d = X[i] - M[y[i]]
+        S += np.outer(d, d)
+    return S / (len(X) - 2)
+def boundary(M, S):
+    Sinv = np.linalg.inv(S)
+    w = Sinv @ (M[1] - M[0])
+    b = 0.5 * (M[0] @ Sinv @ M[0] - M[1] @ Sinv @ M[1])
+    return w, b
+def predict(X, w, b):
+    out = []
+    for x in X:
+        out.append(1 if x @ w + b > 0 else 0)
+    return np.array(out)
+''' + USE
+HONEST_ALGEBRA = GIVEN + '''def class_means(X, y):
+    onehot = np.eye(2)[y]
+    return (onehot.T @ X) / onehot.sum(axis=0)[:, None]
+def pooled_cov(X, y, M):
+    centred = X - M[y]
+    return np.cov(centred.T, bias=True) * len(X) / (len(X) - 2)
+def boundary(M, S):
+    L = np.linalg.cholesky(S)
+    w = np.linalg.solve(L.T, np.linalg.solve(L, M[1] - M[0]))
+    return w, -w @ (M[0] + M[1]) / 2
+def predict(X, w, b):
+    return np.heaviside(X @ w + b, 0).astype(int)
+''' + USE
+
+
+def synthetic_student(rnd: random.Random) -> str:
+    parts = [GIVEN]
+    for head, lines in FUNCTIONS:
+        body = [rnd.choice(ways) for ways in lines]
+        if rnd.random() < 0.5:
+            body.insert(0, rnd.choice(EXTRA))
+        parts.append(head + "\n" + "\n".join(body) + "\n")
+    return "\n".join(parts) + USE
+
+
+def near_copy(code: str) -> str:
+    """What a student who copied does: other names, functions in another order."""
+    for old, new in [("diff", "delta"), ("mid", "centre"), ("scores", "margin"), ("X0", "first"),
+                     ("X1", "second"), ("R ", "resid ")]:
+        code = code.replace(old, new)
+    blocks = code.split("\ndef ")
+    blocks = [blocks[0]] + ["def " + b for b in blocks[1:]]
+    blocks[1], blocks[3] = blocks[3], blocks[1]
+    return "\n".join(blocks)
+
+
+@pytest.fixture(scope="module")
+def klass():
+    """30 submissions: 26 synthetic students, the near-copy of one, two honest solutions."""
+    rnd = random.Random(3)
+    codes = {f"s{i:02d}": synthetic_student(rnd) for i in range(27)}
+    codes["copier"] = near_copy(codes["s05"])
+    codes["honest-loops"], codes["honest-algebra"] = HONEST_LOOPS, HONEST_ALGEBRA
+    assert len(codes) == 30
+    return codes
+
+
+@pytest.fixture(scope="module")
+def screened(klass):
+    return screen(klass, set(fingerprint(EXERCISE).hashes))
+
+
+def test_planted_copy_on_top(screened, klass):
+    top = screened.pairs[0]
+    assert {top.a, top.b} == {"copier", "s05"} and top.flagged
+    assert klass["copier"] != klass["s05"]
+    assert [p for p in screened.pairs if p.flagged] == [top]
+    honest = next(p for p in screened.pairs if {p.a, p.b} == {"honest-algebra", "honest-loops"})
+    assert honest.score < top.score and not honest.flagged
+    assert len(screened.pairs) == 30 * 29 // 2 and not screened.skipped
+
+
+def test_exercise_code_is_not_evidence(klass, screened):
+    """Without removing the released code every pair looks more alike."""
+    unfiltered = screen(klass)
+    median = statistics.median(p.score for p in screened.pairs)
+    assert statistics.median(p.score for p in unfiltered.pairs) > median + 0.1
+    # a submission that is only the exercise has nothing of its own to compare
+    only = screen({"a": EXERCISE, "b": EXERCISE + "\n", **klass}, set(fingerprint(EXERCISE).hashes))
+    assert {"a: too little code of its own to compare",
+            "b: too little code of its own to compare"} <= set(only.skipped)
+
+
+def test_command_report_and_no_grade_changed(tmp_path, capsys):
+    """The command reads the graded files back, writes an escaped offline report, and
+    leaves the gradebook as it was."""
+    solution = toy_solution()
+    solution.cells.append(question("q9", "# BEGIN SOLUTION\nextra = 1\n# END SOLUTION", 1, ["extra"]))
+    (tmp_path / "solutions").mkdir()
+    nbformat.write(solution, tmp_path / "solutions" / "toy.ipynb")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    rnd = random.Random(5)
+    codes = {f"s{i}": synthetic_student(rnd) for i in range(6)}
+    codes["s1"] += "\nprint('</pre><script>alert(1)</script>')\n"
+    codes["copier"] = near_copy(codes["s1"])
+    with Gradebook(tmp_path / "g.sqlite") as book:
+        for student, code in codes.items():
+            nb = toy_solution()
+            nb.cells.append(new_code_cell(code))
+            path = subs / f"{student}.ipynb"
+            nbformat.write(nb, path)
+            report = GradeReport(str(path), "toy", [QuestionResult("q1", 1, 2, "ok")], [])
+            book.record(student, hashlib.sha256(path.read_bytes()).hexdigest(), report)
+    (subs / "s3.ipynb").write_text((subs / "s3.ipynb").read_text() + " ")  # changed since graded
+    before = sqlite3.connect(tmp_path / "g.sqlite").execute("SELECT * FROM results").fetchall()
+    status = main(["gradebook", "similarity", "--assignment", "toy", "--gradebook",
+                   str(tmp_path / "g.sqlite"), "--solutions", str(tmp_path / "solutions")])
+    out = capsys.readouterr().out
+    assert status == 0 and out.splitlines()[0].endswith("copier  s1  flagged")
+    page = (tmp_path / "reports" / "toy-similarity.html").read_text()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "s3: the file changed since it was graded" in page and "<mark>" in page
+    after = sqlite3.connect(tmp_path / "g.sqlite").execute("SELECT * FROM results").fetchall()
+    assert after == before
