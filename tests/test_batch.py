@@ -7,9 +7,13 @@ import csv
 import io
 import json
 import os
+import shutil
+import socket
 import sqlite3
+import ssl
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import nbformat
 import pytest
@@ -55,12 +59,31 @@ def klass(tmp_path_factory):
     subs = root / "submissions"
     subs.mkdir()
     expected = {}
-    for i in range(10):
+    for i in range(7):
         write_variant(subs, f"honest{i:02d}", lambda cells: None)
         expected[f"honest{i:02d}"] = 6
-    for i in range(10):
+    for i in range(7):
         write_variant(subs, f"partial{i:02d}", break_q3)
         expected[f"partial{i:02d}"] = 5
+    # names a spreadsheet would take for a formula: safe names, graded, quoted in the CSV
+    write_variant(subs, "@sum", lambda cells: None)
+    expected["@sum"] = 6
+    write_variant(subs, "+1+1", break_q3)
+    expected["+1+1"] = 5
+    # a name with a terminal escape code: refused (no row), reported escaped
+    write_variant(subs, "evil\x1b[2Jname", lambda cells: None)
+    # links to the solution and to a classmate's file: refused, never followed
+    (subs / "linked-solution.ipynb").symlink_to(root / "solutions" / "toy.ipynb")
+    (subs / "linked-classmate.ipynb").symlink_to(subs / "honest00.ipynb")
+    expected["linked-solution"] = expected["linked-classmate"] = 0
+    # another exercise set's notebook, handed in by mistake
+    def other_set(cells):
+        cells[:] = [c for c in cells if not any(t.startswith("question:") for t in c.metadata.get("tags", []))]
+    other = write_variant(subs, "wrong-assignment", other_set)
+    nb = nbformat.read(other, as_version=4)
+    nb.metadata["lecturelib"]["assignment"] = "02-other"
+    nbformat.write(nb, other)
+    expected["wrong-assignment"] = 0
     sol = str(root / "solutions" / "toy.ipynb")
     for name, code in HOSTILE.items():
         def edit(cells, code=code):
@@ -82,7 +105,7 @@ def klass(tmp_path_factory):
         folder.mkdir()
         (folder / "toy.ipynb").write_bytes(honest)
         expected[f"copier{i}"] = 6
-    assert len(expected) == 40
+    assert len(list(subs.iterdir())) == 40 and len(expected) == 39  # one name refused
     return root, expected
 
 
@@ -95,13 +118,23 @@ def test_a_class_of_40_grades_into_the_gradebook(klass):
         got = {student: report.score for student, report in summary.graded}
         assert got == expected
         csv_text = book.export_csv("toy")
+    # the failure summary names every submission that was not graded normally, escaped
+    flagged = {line.split(":")[0] for line in summary.problems}
+    assert {f"corrupt-{n}" for n in CORRUPT} | {"linked-solution", "linked-classmate",
+                                                "wrong-assignment"} <= flagged
+    assert not {s for s in flagged if s.startswith(("honest", "partial", "copier", "@", "+"))}
+    assert "wrong-assignment: wrong assignment: the notebook says '02-other'" in summary.problems
+    assert any("symbolic link" in line for line in summary.problems if line.startswith("linked-solution"))
+    refused = [line for line in summary.problems if "not a safe student name" in line]
+    assert len(refused) == 1 and "\\x1b" in refused[0] and "\x1b" not in refused[0]
     rows = list(csv.DictReader(io.StringIO(csv_text)))
-    assert [r["student"] for r in rows] == sorted(expected)
+    assert [r["student"].lstrip("'") for r in rows] == sorted(expected)
     assert list(rows[0]) == ["student", "q1", "q2", "q3", "total"]
-    assert {r["student"]: float(r["total"]) for r in rows} == expected
+    assert {r["student"].lstrip("'"): float(r["total"]) for r in rows} == expected
     assert all(float(r["q1"]) + float(r["q2"]) + float(r["q3"]) == float(r["total"]) for r in rows)
+    assert_spreadsheet_reads(csv_text, root / "spreadsheet", [r["student"] for r in rows])
     db = sqlite3.connect(book_path)
-    assert db.execute("SELECT COUNT(*) FROM results WHERE assignment='toy'").fetchone()[0] == 120
+    assert db.execute("SELECT COUNT(*) FROM results WHERE assignment='toy'").fetchone()[0] == 3 * 39
     reasons = dict(db.execute("SELECT student, reason FROM results WHERE question='q1'"))
     assert "not a Jupyter notebook" in reasons["corrupt-not-json"]
     assert len({h for (h,) in db.execute("SELECT sha256 FROM submissions WHERE student LIKE 'copier%'")}) == 1
@@ -117,9 +150,42 @@ def test_a_class_of_40_grades_into_the_gradebook(klass):
     with Gradebook(book_path) as book:
         again = grade_batch([root / "submissions"], assignment="toy", gradebook=book,
                             solutions_dir=root / "solutions", limits=LIMITS, jobs=2, progress=False)
-        assert [s for s, _ in again.graded] == ["partial00"] and len(again.unchanged) == 39
-        assert again.graded[0][1].score == 6
+        # files that could not be read are tried again on every run
+        assert [s for s, _ in again.graded] == ["linked-classmate", "linked-solution", "partial00"]
+        assert len(again.unchanged) == 36 and dict(again.graded)["partial00"].score == 6
         assert book.scores("toy")["partial00"] == {"q1": 2, "q2": 3, "q3": 1}
+
+
+FODS = {"table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
+        "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0"}
+
+
+def assert_spreadsheet_reads(csv_text: str, folder, students):
+    """Open the CSV in LibreOffice (headless, its default CSV import, as an instructor's
+    double click would) and read back what it made: one row per student and the header,
+    the names as they were written, and not one formula cell."""
+    soffice = shutil.which("soffice")
+    if soffice is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) is needed when CI is set: .ci/run installs "
+                        "libreoffice-calc-nogui")
+        return
+    folder.mkdir()
+    (folder / "grades.csv").write_text(csv_text, encoding="utf-8")
+    proc = subprocess.run([soffice, f"-env:UserInstallation=file://{folder}/profile", "--headless",
+                           "--convert-to", "fods", "--outdir", str(folder), str(folder / "grades.csv")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and (folder / "grades.fods").is_file(), proc.stderr
+    tree = ElementTree.parse(folder / "grades.fods")
+    formula = "{%s}formula" % FODS["table"]
+    assert not [c for c in tree.iter("{%s}table-cell" % FODS["table"]) if formula in c.attrib]
+    rows = []
+    for row in tree.iter("{%s}table-row" % FODS["table"]):
+        cells = ["".join(p.itertext()) for p in row.iter("{%s}p" % FODS["text"])]
+        if any(cells):
+            rows.append(cells)
+    assert rows[0] == ["student", "q1", "q2", "q3", "total"]
+    assert [r[0] for r in rows[1:]] == students
 
 
 def test_cli_grades_a_folder_and_exports_csv(klass, tmp_path):
@@ -159,21 +225,142 @@ def test_cli_grades_a_folder_and_exports_csv(klass, tmp_path):
     assert proc.returncode == 2 and "no results" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_grading_on_a_dask_cluster_of_two_workers(klass, tmp_path):
+def make_certificates(folder):
+    """A certificate authority, and a certificate with its key for the cluster (scheduler
+    and workers) and for the grader (the client), all for 127.0.0.1; PEM files."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def issue(name, key, issuer, issuer_key, ca):
+        builder = (x509.CertificateBuilder()
+                   .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]))
+                   .issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number())
+                   .not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if not ca:
+            builder = builder.add_extension(x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False).add_extension(x509.ExtendedKeyUsage(
+                    [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        return builder.sign(issuer_key, hashes.SHA256())
+
+    def write(name, cert, key):
+        (folder / f"{name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        (folder / f"{name}.key").write_bytes(key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test course CA")])
+    write("ca", issue("test course CA", ca_key, ca_name, ca_key, True), ca_key)
+    for name in ("cluster", "grader"):
+        key = ec.generate_private_key(ec.SECP256R1())
+        write(name, issue(name, key, ca_name, ca_key, False), key)
+    return {name: (folder / f"{name}.pem", folder / f"{name}.key") for name in ("ca", "cluster", "grader")}
+
+
+def test_grading_on_a_dask_cluster_with_mutual_tls(klass, tmp_path):
     distributed = pytest.importorskip("distributed")
+    from distributed.security import Security
+
     root, expected = klass
     subs = tmp_path / "dask"
     subs.mkdir()
     names = ["honest02", "partial02", "hostile-reads-solutions", "corrupt-png"]
     for name in names:
         (subs / f"{name}.ipynb").write_bytes((root / "submissions" / f"{name}.ipynb").read_bytes())
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    pem = make_certificates(tmp_path)
+    ca = pem["ca"][0]
+    cluster_security = Security(tls_ca_file=str(ca), tls_scheduler_cert=str(pem["cluster"][0]),
+                                tls_scheduler_key=str(pem["cluster"][1]),
+                                tls_worker_cert=str(pem["cluster"][0]), tls_worker_key=str(pem["cluster"][1]),
+                                tls_client_cert=str(pem["cluster"][0]), tls_client_key=str(pem["cluster"][1]),
+                                require_encryption=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, protocol="tls://",
+                                  host="127.0.0.1", security=cluster_security,
                                   dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tls://127.0.0.1:")
+        # a client with a certificate of another authority is refused, and so is a TLS
+        # connection without any certificate
+        rogue_folder = tmp_path / "rogue"
+        rogue_folder.mkdir()
+        rogue = make_certificates(rogue_folder)["grader"]
+        with pytest.raises((OSError, TimeoutError)):
+            distributed.Client(address, timeout=5, security=Security(
+                tls_ca_file=str(ca), tls_client_cert=str(rogue[0]), tls_client_key=str(rogue[1]),
+                require_encryption=True))
+        host, port = address[len("tls://"):].rsplit(":", 1)
+        context = ssl.create_default_context(cafile=str(ca))
+        with socket.create_connection((host, int(port)), timeout=5) as raw:
+            with pytest.raises((ssl.SSLError, ConnectionError)):
+                with context.wrap_socket(raw, server_hostname=host) as tls:
+                    tls.sendall(b"\0" * 8)
+                    assert tls.recv(1) == b""  # refused: an alert, or the server hangs up
         with Gradebook(tmp_path / "dask.sqlite") as book:
             summary = grade_batch([subs], assignment="toy", gradebook=book,
-                                  solutions_dir=root / "solutions", limits=LIMITS,
-                                  scheduler=cluster.scheduler_address, progress=False)
+                                  solutions_dir=root / "solutions", limits=LIMITS, scheduler=address,
+                                  tls=(ca, *pem["grader"]), progress=False)
     assert {s: r.score for s, r in summary.graded} == {n: expected[n] for n in names}
+
+
+def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
+    """What a worker is given: the notebook's code cells, the check expressions, the limits.
+    Never the solution's answers (a rogue worker or a reader of the wire learns nothing it
+    could not read from the student's own notebook), never the solution notebook."""
+    from lecturelib.grading import batch
+
+    root, expected = klass
+    submitted = []
+
+    class Recording(batch._Executor):
+        def submit(self, fn, *args, **kwargs):
+            submitted.append((fn, args, kwargs))
+            return super().submit(fn, *args, **kwargs)
+
+    monkeypatch.setattr(batch, "_Executor", Recording)
+    with Gradebook(tmp_path / "book.sqlite") as book:
+        summary = grade_batch([root / "submissions" / "honest03.ipynb"], assignment="toy", gradebook=book,
+                              solutions_dir=root / "solutions", limits=LIMITS, jobs=1, progress=False)
+        reference = batch.reference_run(root / "solutions" / "toy.ipynb",
+                                        batch.load_questions(nbformat.read(root / "solutions" / "toy.ipynb",
+                                                                           as_version=4)),
+                                        LIMITS, store=book)
+    assert summary.graded[0][1].score == 6
+    (fn, args, kwargs), = submitted
+    assert fn is batch.run_job
+    cells, exprs, limits = args
+    assert kwargs == {"sandbox": True} and limits == LIMITS
+    assert exprs == {"q1": ["p0"], "q2": ["normalise([1, 3])", "normalise(np.random.default_rng(0).random(5))"],
+                     "q3": ["top"]}
+    assert all(isinstance(c, str) for c in cells)
+    wire = repr((args, kwargs))
+    assert str(root / "solutions") not in wire
+    for values in reference.raw.values():  # no reference answer in what was sent
+        for value in values:
+            assert repr(value) not in wire
+
+
+@pytest.mark.parametrize("address, message", [
+    ("tcp://10.1.2.3:8786", "refused"), ("10.1.2.3:8786", "refused"), ("tcp://grader.example:8786", "refused"),
+    ("tls://10.1.2.3:8786", "needs --tls-ca, --tls-cert, --tls-key"),
+])
+def test_plain_or_unauthenticated_dask_addresses_are_refused(address, message):
+    from lecturelib.grading.batch import scheduler_security
+    from lecturelib.grading.notebook import GradingError
+
+    with pytest.raises(GradingError, match=message):
+        scheduler_security(address)
+    assert scheduler_security("tcp://127.0.0.1:8786") is None
+    assert scheduler_security("tcp://[::1]:8786") is None
 
 
 def test_batch_refuses_bad_arguments(klass, tmp_path):

@@ -14,6 +14,7 @@ import concurrent.futures
 import dataclasses
 import errno
 import hashlib
+import ipaddress
 import os
 import re
 import stat
@@ -22,10 +23,11 @@ import tempfile
 from pathlib import Path
 
 from .gradebook import Gradebook
-from .notebook import (MAX_NOTEBOOK_BYTES, GradingError, load_questions,
+from .notebook import (MAX_NOTEBOOK_BYTES, GradingError, code_sources, load_questions,
                        notebook_assignment, read_notebook)
 from .report import GradeReport, QuestionResult, plain, write_atomic
-from .runner import Reference, grade_notebook, reference_run, solution_for
+from .runner import (hidden_exprs, reference_run, report_for_run, run_from_outcome, run_job,
+                     solution_for)
 from .sandbox import Limits, require_sandbox
 
 
@@ -228,32 +230,16 @@ def problem_of(report: GradeReport, nb, assignment: str) -> str:
     return ""
 
 
-def grade_submission(data: bytes, label: str, assignment: str, questions,
-                     reference: Reference | Path, limits: Limits, sandbox: bool = True,
-                     ) -> tuple[GradeReport, str]:
-    """Grade one notebook given as bytes (what a local or a Dask worker runs): the report,
-    and why it was not graded normally ("" if it was).
-
-    ``reference`` is the solution's answers, or the solution notebook's path to run it
-    afresh for this submission (no reference cache).
-    """
-    if isinstance(reference, Path):
-        reference = reference_run(reference, questions, limits, sandbox=sandbox, use_cache=False)
+def notebook_from_bytes(data: bytes):
+    """The notebook in a submission's bytes (read with :func:`read_notebook`'s bounds), or
+    a :class:`GradingError` whose message names no path of the grader's."""
     with tempfile.TemporaryDirectory(prefix="lecturelib-submission-") as folder:
         path = Path(folder) / "submission.ipynb"
         path.write_bytes(data)
         try:
-            nb = read_notebook(path)
+            return read_notebook(path)
         except GradingError as exc:
-            reason = "could not be graded: " + str(exc).replace(str(path), "the file")
-            return (failed_report(label, assignment, questions, reason),
-                    "malformed: " + plain(reason[len("could not be graded: "):], 100))
-    try:
-        report = grade_notebook(nb, label, assignment, questions, reference, limits, sandbox=sandbox)
-    except GradingError as exc:
-        reason = f"could not be graded: {exc}"
-        return failed_report(label, assignment, questions, reason), plain(reason, 120)
-    return report, problem_of(report, nb, assignment)
+            raise GradingError(str(exc).replace(str(path), "the file")) from None
 
 
 def feedback_path(folder: Path, student: str) -> Path:
@@ -263,10 +249,57 @@ def feedback_path(folder: Path, student: str) -> Path:
     return folder / f"{student}.md"
 
 
+def scheduler_security(address: str, tls_ca=None, tls_cert=None, tls_key=None):
+    """The ``distributed.Security`` to reach the Dask scheduler at ``address`` with.
+
+    Off this machine only mutual TLS is accepted: a ``tls://`` address and the three files
+    (the certificate authority that signed the cluster's certificates, and this client's
+    own certificate and key); the scheduler and workers must be started with certificates
+    of the same authority, and then refuse any client without one.  Plain ``tcp://`` is
+    accepted only on a loopback address (``None`` is returned: no TLS).
+    """
+    from distributed.comm import parse_address, parse_host_port
+    from distributed.security import Security
+
+    try:
+        scheme, location = parse_address(address)
+        host = parse_host_port(location, default_port=8786)[0] if scheme in ("tcp", "tls") else ""
+    except (ValueError, TypeError):
+        raise GradingError(f"--scheduler: not a Dask address: {display(address)}") from None
+    files = {"--tls-ca": tls_ca, "--tls-cert": tls_cert, "--tls-key": tls_key}
+    if scheme == "tls":
+        missing = [flag for flag, value in files.items() if not value]
+        if missing:
+            raise GradingError(f"--scheduler tls://... needs {', '.join(missing)} (mutual TLS: "
+                               "the cluster's certificate authority, this client's certificate "
+                               "and its key)")
+        for flag, value in files.items():
+            if not Path(value).is_file():
+                raise GradingError(f"{flag}: no such file: {display(value)}")
+        return Security(tls_ca_file=str(tls_ca), tls_client_cert=str(tls_cert),
+                        tls_client_key=str(tls_key), require_encryption=True)
+    if scheme == "tcp" and _is_loopback(host):
+        if any(files.values()):
+            raise GradingError("--tls-ca/--tls-cert/--tls-key need a tls:// scheduler address")
+        return None
+    raise GradingError(f"--scheduler {display(address)}: refused: off this machine the Dask "
+                       "path must be tls:// with client certificates (--tls-ca, --tls-cert, "
+                       "--tls-key); plain tcp:// is accepted on a loopback address only")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class _Executor:
     """Local threads (each job is a sandboxed subprocess) or a Dask distributed cluster."""
 
-    def __init__(self, jobs: int, scheduler: str | None):
+    def __init__(self, jobs: int, scheduler: str | None, security=None):
         self.client = None
         if scheduler:
             try:
@@ -274,16 +307,17 @@ class _Executor:
             except ImportError:
                 raise GradingError("--scheduler needs the 'distributed' package") from None
             try:
-                self.client = Client(scheduler, timeout=30)
+                self.client = Client(scheduler, timeout=30, security=security)
             except (OSError, TimeoutError, ValueError) as exc:
-                raise GradingError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+                raise GradingError(f"cannot reach the Dask scheduler at {display(scheduler)}: "
+                                   f"{plain(str(exc), 200)}") from None
         else:
             self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
 
-    def submit(self, fn, *args):
+    def submit(self, fn, *args, **kwargs):
         if self.client is not None:
-            return self.client.submit(fn, *args, pure=False)
-        return self.pool.submit(fn, *args)
+            return self.client.submit(fn, *args, pure=False, **kwargs)
+        return self.pool.submit(fn, *args, **kwargs)
 
     def as_completed(self, futures):
         if self.client is not None:
@@ -343,18 +377,26 @@ def _why_regraded(old: str, new: str) -> str:
 
 def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=None,
                 limits: Limits | None = None, jobs: int | None = None, force: bool = False,
-                feedback_dir=None, scheduler: str | None = None, sandbox: bool = True,
-                use_reference_cache: bool = True, progress: bool = True) -> BatchSummary:
+                feedback_dir=None, scheduler: str | None = None, tls=(None, None, None),
+                sandbox: bool = True, use_reference_cache: bool = True,
+                progress: bool = True) -> BatchSummary:
     """Grade every notebook in ``paths`` (files or folders) into ``gradebook``.
 
     A row is graded again when its notebook, the solution notebook or the grader changed.
     The summary lists every submission that was not graded normally (``problems``: escaped
     one-liners, also for unchanged rows), and rows replaced from another file (``notices``).
+
+    The solution runs once, here; each submission's code then runs in its own sandbox on
+    a local thread or a Dask worker (``scheduler``; ``tls``: the certificate authority,
+    certificate and key files of :func:`scheduler_security`), which is given the code
+    and the check expressions only and returns the raw answers; they are parsed and
+    compared with the solution's in this process.
     """
     limits = limits or Limits()
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise GradingError(f"--jobs must be at least 1, got {jobs}")
+    security = scheduler_security(scheduler, *tls) if scheduler else None
     solution_path = solution_for(assignment, solutions_dir)
     questions = load_questions(read_notebook(solution_path))
     gradebook.store_questions(assignment, questions)  # for the grading app
@@ -384,9 +426,10 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
     if sandbox and any(not s.problem for s in todo):
         require_sandbox()
     reference = None
-    if use_reference_cache and any(not s.problem for s in todo):
+    if any(not s.problem for s in todo):
         reference = reference_run(solution_path, questions, limits, sandbox=sandbox,
-                                  use_cache=use_reference_cache, store=gradebook)
+                                  use_cache=use_reference_cache,
+                                  store=gradebook if use_reference_cache else None)
     feedback_dir = Path(feedback_dir) if feedback_dir else gradebook.path.parent / "feedback" / assignment
     if todo:
         try:
@@ -412,21 +455,37 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
         if s.problem:
             record(s, failed_report(os.path.abspath(s.path), assignment, questions, s.problem),
                    s.problem)
-    runnable = [s for s in todo if not s.problem]
-    executor = _Executor(jobs, scheduler) if runnable else None
+    runnable = []
+    for s in todo:
+        if s.problem:
+            continue
+        try:
+            runnable.append((s, notebook_from_bytes(s.data)))
+        except GradingError as exc:
+            reason = f"could not be graded: {exc}"
+            record(s, failed_report(os.path.abspath(s.path), assignment, questions, reason),
+                   "malformed: " + plain(str(exc), 100))
+    exprs = hidden_exprs(questions)
+    executor = _Executor(jobs, scheduler, security) if runnable else None
     bar = _progress(len(runnable), progress)
     try:
-        futures = {}
-        for s in runnable:
-            futures[executor.submit(grade_submission, s.data, os.path.abspath(s.path), assignment,
-                                    questions, reference or solution_path, limits, sandbox)] = s
+        futures = {executor.submit(run_job, code_sources(nb), exprs, limits, sandbox=sandbox): (s, nb)
+                   for s, nb in runnable}
         for future in (executor.as_completed(list(futures)) if futures else []):
-            s = futures[future]
+            s, nb = futures[future]
+            label = os.path.abspath(s.path)
             try:
-                report, problem = future.result()
+                outcome = future.result()
+                run = run_from_outcome(outcome, exprs, len(code_sources(nb)), limits)
+                report = report_for_run(nb, label, assignment, questions, reference, run,
+                                        sandbox=sandbox)
+                problem = problem_of(report, nb, assignment)
+            except GradingError as exc:
+                problem = plain(f"could not be graded: {exc}", 120)
+                report = failed_report(label, assignment, questions, problem)
             except Exception as exc:  # a worker lost: this submission only
                 problem = f"could not be graded: {type(exc).__name__}"
-                report = failed_report(os.path.abspath(s.path), assignment, questions, problem)
+                report = failed_report(label, assignment, questions, problem)
             record(s, report, problem)
             bar.update(1)
     finally:

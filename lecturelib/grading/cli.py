@@ -75,9 +75,16 @@ def _parser() -> argparse.ArgumentParser:
                         "notebooks, another assignment's notebooks, timeouts); they are listed "
                         "at the end of the output either way, and make the exit status 1 "
                         "without this flag")
-    p.add_argument("--scheduler", help="address of a Dask distributed scheduler to grade on")
+    p.add_argument("--scheduler", help="address of a Dask distributed scheduler to grade on: "
+                                       "tls://HOST:PORT with the three --tls-* files, or "
+                                       "tcp:// on a loopback address only")
+    p.add_argument("--tls-ca", help="with --scheduler tls://: the certificate authority (PEM) "
+                                    "that signed the cluster's and this client's certificates")
+    p.add_argument("--tls-cert", help="with --scheduler tls://: this client's certificate (PEM)")
+    p.add_argument("--tls-key", help="with --scheduler tls://: this client's private key (PEM)")
     p.add_argument("--no-reference-cache", action="store_true",
-                   help="run the solution notebook again for every submission")
+                   help="run the solution notebook afresh instead of taking its answers from "
+                        "the cache")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run without the OS sandbox (untrustworthy: only to check your own work)")
     p.add_argument("--timeout", type=int, default=60, help="time limit per cell, seconds")
@@ -160,7 +167,8 @@ def _grade(args) -> int:
     with Gradebook(args.gradebook or DEFAULT_GRADEBOOK) as book:
         summary = grade_batch(args.submissions, assignment=args.assignment, gradebook=book,
                               solutions_dir=args.solutions, limits=limits, jobs=args.jobs,
-                              force=args.force or bool(args.json_path), feedback_dir=args.feedback, scheduler=args.scheduler,
+                              force=args.force or bool(args.json_path), feedback_dir=args.feedback,
+                              scheduler=args.scheduler, tls=(args.tls_ca, args.tls_cert, args.tls_key),
                               sandbox=not args.no_sandbox,
                               use_reference_cache=not args.no_reference_cache)
         for line in summary.regrading:
