@@ -127,3 +127,16 @@ def test_outcomes_from_the_gradebook(course, tmp_path):
     feedback = with_late_section("# Feedback\n", late)
     assert "2 day(s) late, penalty 20%" in feedback and "final score 3.2 / 6" in feedback
     assert with_late_section(feedback, late) == feedback   # applied twice: one section
+
+
+def test_readme_example_is_valid():
+    """The course file shown in the README's "The instructor's week" parses as described."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = readme.split("### The instructor's week")[1].split("```toml\n")[1].split("```")[0]
+    course = parse_course("\n".join(line[2:] for line in block.splitlines()))
+    policy = course.policy("01-bayes")
+    assert policy.due == datetime.datetime(2026, 10, 5, 21, 59, tzinfo=UTC)  # Zurich summer time
+    assert (policy.points, policy.penalty_per_day, policy.max_late_days) == (10, 0.1, 5)
+    assert policy.lms_name == "Exercise 1 (123456)" and list(policy.extensions) == ["12345"]

@@ -125,6 +125,21 @@ def test_summary_page(book):
     assert histogram([0.0, 0.5, 0.99, 1.0]) == [1, 0, 0, 0, 0, 1, 0, 0, 0, 2]
 
 
+def test_late_command_writes_the_reason(book, tmp_path, capsys):
+    folder = tmp_path / "feedback"
+    folder.mkdir()
+    (folder / "103.md").write_text("# Feedback: a1\n\n**Score: 6 / 6**\n")
+    (tmp_path / "course.toml").write_text(COURSE)
+    argv = ["gradebook", "late", "--assignment", "a1", "--course", str(tmp_path / "course.toml"),
+            "--gradebook", str(book.path), "--feedback", str(folder)]
+    assert main(argv) == 0
+    assert "103: 6 - 1.5 = 4.5 / 6: handed in 2026-10-06 00:59 UTC" in capsys.readouterr().out
+    once = (folder / "103.md").read_text()
+    assert once.startswith("# Feedback: a1") and "1 day(s) late, penalty 25% of the score" in once
+    assert main(argv) == 0 and (folder / "103.md").read_text() == once
+    assert not (folder / "101.md").exists()   # only existing feedback files are updated
+
+
 def test_cli_errors_one_line(book, tmp_path, capsys):
     (tmp_path / "course.toml").write_text("due = [")
     for argv, message in [

@@ -141,7 +141,7 @@ def _export(args, book) -> int:
 
     roster = _roster(args)
     text = export_grades(book, args.format, roster=roster, course=_course(args),
-                         assignment=args.assignment)
+                         assignment=args.assignment, allow_pending=args.allow_pending)
     if roster is not None:
         known = {s.id for s in roster}
         extra = sorted({r[0] for r in book.db.execute("SELECT student FROM submissions")} - known)

@@ -57,16 +57,21 @@ def _cell(value) -> str:
 
 
 def export_grades(book, fmt: str, *, roster: Roster | None = None, course: Course | None = None,
-                  assignment: str | None = None) -> str:
-    """The CSV text of the grades in format ``fmt`` (see the module's docstring)."""
+                  assignment: str | None = None, allow_pending: bool = False) -> str:
+    """The CSV text of the grades in format ``fmt`` (see the module's docstring).  Written
+    answers nobody has graded yet are refused unless ``allow_pending`` (then they count 0)."""
     if fmt not in FORMATS:
         raise GradingError(f"unknown export format {fmt!r}: use one of {', '.join(FORMATS)}")
     if fmt == "csv" and assignment is not None:
-        return book.export_csv(assignment)
+        return book.export_csv(assignment, allow_pending=allow_pending)
     if fmt == "moodle" and roster is None:
         raise GradingError("the moodle format needs a roster (--roster): Moodle finds students by "
                            "their ID number or e-mail address, which only the roster knows")
     names = _assignments(book, assignment)
+    pending = sum(len(book.pending(a)) for a in names)
+    if pending and not allow_pending:
+        raise GradingError(f"{pending} written answer(s) are still pending (grade them with "
+                           "`lecturelib gradebook serve`, or pass --allow-pending to count them as 0)")
     results = {a: outcomes(book, a, course) for a in names}
     graded = {s for table in results.values() for s in table}
     students = _students(roster, graded)
