@@ -117,6 +117,17 @@ def test_moodle_and_csv_layouts(book):
         export_grades(book, "canvas", assignment="zz")
 
 
+def test_pending_written_answers_refused(tmp_path):
+    with Gradebook(tmp_path / "g.sqlite") as gb:
+        gb.record("101", "-", GradeReport("x.ipynb", "a3", [
+            QuestionResult("q1", 2, 2, "ok"),
+            QuestionResult("w1", 0, 3, "pending", pending=True, kind="written")], []))
+        with pytest.raises(GradingError, match="1 written answer"):
+            export_grades(gb, "canvas")
+        _, rows = read_canvas(export_grades(gb, "canvas", allow_pending=True))
+        assert rows["101"]["a3"] == "2"
+
+
 def test_summary_page(book):
     page = summary_page(book, "a1", roster=parse_roster(ROSTER), course=parse_course(COURSE))
     assert "4 graded; 4 on the roster, 1 of them with no submission; 1 late" in page
