@@ -53,7 +53,8 @@ ROSTER = ("Student,ID,SIS User ID,SIS Login ID,Section\n"
 @pytest.fixture(scope="module")
 def canvas_zip(tmp_path_factory):
     """A Canvas download: resubmissions, a late one, a student not on the roster, a path
-    escape, an absolute path, a link, a FIFO, a zip bomb, an escape code in a name."""
+    escape, an absolute path, a link, a FIFO, a zip bomb, an escape code in a name, an
+    impossible date."""
     folder = tmp_path_factory.mktemp("canvas")
     path = folder / "submissions.zip"
     with zipfile.ZipFile(path, "w") as z:
@@ -73,6 +74,15 @@ def canvas_zip(tmp_path_factory):
         add(z, "bomb_1007_5009_01-bayes.ipynb", b"\0" * (8 * 2**20))
         add(z, "\x1b[31mred_1008_5011_01-bayes.ipynb", notebook_bytes("red"))
         add(z, "doejane_1001_5001_notes.pdf", b"%PDF-1.4")
+        add(z, "baddate_1009_5012_01-bayes.ipynb", notebook_bytes("bad date"))
+    with open(path, "r+b") as raw:  # a DOS date with month 0 in the last entry's headers
+        data = raw.read()
+        bad = z.getinfo("baddate_1009_5012_01-bayes.ipynb")
+        for start in (bad.header_offset, data.rindex(b"PK\x01\x02")):
+            field = start + (10 if start == bad.header_offset else 12)
+            date = struct.unpack_from("<H", data, field + 2)[0] & ~(0xF << 5)
+            raw.seek(field + 2)
+            raw.write(struct.pack("<H", date))
     return path
 
 
@@ -110,7 +120,7 @@ def test_canvas_refusals_reported_not_extracted(collected, tmp_path_factory):
     report = done.report()
     expected = {"'../evil.ipynb'": "path escape", "'/tmp/absolute.ipynb'": "absolute path",
                 "linker_": "a symbolic link", "fifo_": "a special file", "bomb_": "zip bomb",
-                "red_": "control character"}
+                "red_": "control character", "baddate_": "not a valid date"}
     for name, why in expected.items():
         assert any(name in line and why in line for line in done.refused), (name, done.refused)
     assert "\x1b" not in report and "\\x1b[31m" in report
@@ -209,7 +219,7 @@ def test_cli_collect(canvas_zip, tmp_path, capsys):
                                tmp_path / "out", "--roster", tmp_path / "roster.csv",
                                "--gradebook", tmp_path / "g.sqlite")
     assert status == 1, err        # refused entries make it exit 1
-    assert "refused: 6" in out and len(err.strip().splitlines()) == 1
+    assert "refused: 7" in out and len(err.strip().splitlines()) == 1
     for args, message in [(("/nonexistent.zip",), "no such file"),
                           ((tmp_path / "roster.csv",), "not a readable zip"),
                           ((canvas_zip, "--roster", tmp_path / "missing.csv"), "could not be read"),

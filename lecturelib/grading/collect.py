@@ -259,7 +259,12 @@ def _from_zip(path: Path, zone, max_total: int, found: list, refused: list, unma
             if not parts[-1].endswith(".ipynb"):
                 skipped.append(label)
                 continue
-            _add(found, unmapped, parts, label, entry_time(info, zone), info=info)
+            try:
+                when = entry_time(info, zone)
+            except (ValueError, OverflowError, OSError):
+                refused.append(f"{label}: refused: its time is not a valid date")
+                continue
+            _add(found, unmapped, parts, label, when, info=info)
         for item in found:
             try:
                 with archive.open(item.info) as member:
@@ -366,11 +371,14 @@ def _prepare_output(output: Path):
 def _write(output: Path, f: Found):
     target = output / f"{f.student}.ipynb"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(target, flags, 0o644)
-    with os.fdopen(fd, "wb") as out:
-        out.write(f.data)
-    stamp = f.submitted.timestamp()
-    os.utime(target, (stamp, stamp))
+    try:
+        fd = os.open(target, flags, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(f.data)
+        stamp = f.submitted.timestamp()
+        os.utime(target, (stamp, stamp))
+    except OSError as exc:
+        raise GradingError(f"cannot write {display(str(target))}: {exc.strerror}") from None
 
 
 def collect(source, output, *, assignment: str, roster: Roster | None = None,
