@@ -305,6 +305,7 @@ APPARATUS_CHAPTERS = [
     "01-bayes",
     "02-maxent",
     "03-em",
+    "04-svm",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
