@@ -5,6 +5,7 @@ The notebooks are read as JSON (no execution), so the whole file runs in well un
 second.
 """
 
+import ast
 import json
 import math
 import re
@@ -84,3 +85,84 @@ def test_ch10_greedy_over_optimal_ratio_is_what_the_text_says():
     assert "two to three times" not in text
     assert f"{ratios[5][2]:.2f} at 5 directions" in text
     assert f"{ratios[60][2]:.2f} at 60" in text
+
+
+# ------------------------------------------------------------------ chapter 11
+
+CH11 = "11-hpca.ipynb"
+
+
+def risk_table(text):
+    """{(pairs, eta): [risk at each d]} from the stored DataFrame's text form."""
+    lines = text.strip().splitlines()
+    ds = [int(v) for v in lines[0].split()[1:]]
+    table, group = {}, None
+    for line in lines[2:]:
+        parts = line.split()
+        try:
+            float(parts[0])
+        except ValueError:  # a new group label ("held-out", "training")
+            group, parts = parts[0], parts[1:]
+        table[group, float(parts[0])] = dict(zip(ds, map(float, parts[1:])))
+    return table
+
+
+def test_ch11_training_and_held_out_curves_are_described_by_their_values():
+    table = risk_table(stored_output(CH11, 'pd.concat({"held-out"'))
+    train, held = table["training", 1.0][40], table["held-out", 1.0][40]
+    text = markdown(CH11)
+    assert "nearly coincide" not in text
+    assert (f"at $d = 40$ the training risk is {train:.2f} and the held-out risk "
+            f"{held:.2f}") in text
+    assert held - train > 0.05  # the gap the text describes is real
+    small = [abs(table["training", eta][d] - table["held-out", eta][d])
+             for eta in (0.03, 0.1, 0.3) for d in (1, 2, 4, 10, 40)]
+    assert max(small) <= 0.005 + 1e-9 and "agree to within 0.005" in text
+
+
+# ------------------------------------------------------------------ chapter 12
+
+CH12 = "12-metric.ipynb"
+METHODS = ["Eucl-NN", "LMNN", "Kernel-NN", "MENN"]
+
+
+@pytest.fixture(scope="module")
+def table1():
+    return json.loads((ROOT / "benchmarks" / "table1.json").read_text(encoding="utf-8"))
+
+
+def test_ch12_wine_sentence_matches_the_papers_table(table1):
+    paper = dict(zip(METHODS, table1["paper"]["Wine"]["Test"]))
+    # the paper's table as the benchmark stores it twice: both copies agree
+    assert {m: list(v) for m, v in table1["table"]["Wine"]["paper"]["Test"].items()} == \
+        {m: list(v) for m, v in paper.items()}
+    order = sorted(METHODS, key=lambda m: paper[m][0])
+    assert order[:2] == ["LMNN", "MENN"] and order.index("MENN") < order.index("Kernel-NN")
+    text = markdown(CH12)
+    assert "worse than Kernel-NN" not in text
+    wine = re.search(r"\*\*Wine\.\*\*(.*?)- \*\*", text).group(1)
+    assert f"LMNN first ({paper['LMNN'][0]:.2f}%)" in wine
+    assert (f"MENN second, ahead of Kernel-NN ({paper['MENN'][0]:.2f}% against "
+            f"{paper['Kernel-NN'][0]:.2f}%)") in wine
+
+
+def test_ch12_names_the_exact_and_the_default_solver():
+    text = markdown(CH12)
+    assert "SCS" not in text
+    assert "Clarabel through cvxpy" in text
+    assert 'solver="lowrank"' in text
+    from lecturelib.metric import MetricEmbeddingNN
+    assert MetricEmbeddingNN().solver == "lowrank"  # the default the text names
+
+
+def test_ch12_smallest_gamma_is_called_the_widest_kernel(table1):
+    text = markdown(CH12)
+    assert "smallest width" not in text
+    assert r"smallest $\gamma = 2^{-4}$, which is the *widest* kernel" in text
+    # the width most often chosen on iris is the grid's smallest gamma ...
+    log = table1["datasets"]["Iris"]["log"]
+    chosen = ast.literal_eval(re.search(r"MENN rho chosen: (\{[^}]*\})", log).group(1))
+    assert max(chosen, key=chosen.get) == 2.0**-4 == min(2.0**k for k in range(-4, 5))
+    # ... and exp(-gamma t^2) decays slowest for the smallest gamma: the widest kernel
+    t = 1.0
+    assert math.exp(-(2.0**-4) * t * t) > math.exp(-(2.0**4) * t * t)
