@@ -160,6 +160,10 @@ def test_cli_errors_one_line(book, tmp_path, capsys):
         (["gradebook", "export", "--format", "canvas", "--gradebook", book.path, "--course",
           tmp_path / "course.toml"], "not valid TOML"),
         (["gradebook", "summary", "--assignment", "zz", "--gradebook", book.path], "no results"),
+        (["gradebook", "similarity", "--assignment", "a1", "--gradebook", book.path, "--solutions",
+          tmp_path], "no solution notebook"),
+        (["gradebook", "export", "--format", "canvas", "--gradebook", book.path, "--assignment",
+          "../a1"], "invalid assignment name"),
         (["gradebook", "late", "--assignment", "a1", "--course", tmp_path / "missing.toml",
           "--gradebook", book.path], "no such course file"),
     ]:

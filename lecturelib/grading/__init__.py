@@ -8,6 +8,9 @@ A small package, one concern per module:
 - :mod:`.safejson` and :mod:`.compare`: reading the answers as plain data and comparing them;
 - :mod:`.runner`: grading one submission; :mod:`.report`: tables, JSON and feedback;
 - :mod:`.gradebook` and :mod:`.batch`: a class at once, into a SQLite gradebook;
+- :mod:`.collect`, :mod:`.roster`, :mod:`.course`, :mod:`.export`, :mod:`.similarity` and
+  :mod:`.summary`: running a course (LMS downloads in, deadlines and late policy, LMS grade
+  files out, similarity screening, the summary page; commands in :mod:`.coursecmd`);
 - :mod:`.cli`: the command line.
 """
 

@@ -10,6 +10,9 @@
     lecturelib gradebook feedback --assignment NAME [--gradebook FILE] [--output DIR]
     lecturelib gradebook serve --gradebook FILE [--port N] [--host 127.0.0.1] [--anonymous]
 
+and the course operations of :mod:`.coursecmd` (``collect``, ``gradebook export --format
+canvas|moodle``, ``gradebook late``, ``gradebook similarity``, ``gradebook summary``).
+
 Every error is one line on standard error (``lecturelib: error: ...``) and exit status 2;
 never a traceback.  Grading a class exits 1 when some submissions could not be graded
 normally (they are listed at the end of the output), unless ``--accept-failures``.
