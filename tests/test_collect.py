@@ -200,7 +200,8 @@ def test_roster_errors(tmp_path):
                           ("id,name,ID\n1,A,2\n", "twice")]:
         with pytest.raises(GradingError, match=message):
             parse_roster(text)
-    roster = parse_roster("Identifier,Full name,Email address,ID number\n7,Ann =1+1,Ann@X.org,77\n")
+    roster = parse_roster("Identifier,Full name,Email address,ID number,Status\n"
+                          "Participant 7,Ann =1+1,Ann@X.org,77,Submitted\n")  # Moodle's worksheet
     assert roster.find("ann@x.org").id == "7" and roster.find("77").name == "Ann =1+1"
     (tmp_path / "r.csv").write_bytes(b"\xef\xbb\xbf" + ROSTER.encode())
     assert [s.id for s in read_roster(tmp_path / "r.csv")] == ["1001", "1002", "1003", "1005"]

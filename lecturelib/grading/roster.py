@@ -16,7 +16,9 @@ Moodle participants export can serve as the roster as it is:
 
 The ``id`` is the key of the student's rows in the gradebook (the batch grader's student
 name), so it is restricted to the grader's safe set of characters.  A Canvas export's
-"Points Possible" row is skipped.
+"Points Possible" row is skipped.  Moodle's grading worksheet can be the roster too: its
+``Identifier`` column (``Participant 1234567``) is read as ``1234567``, the number Moodle
+puts in the download's folder names (``Full Name_1234567_assignsubmission_file_``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import re
 from pathlib import Path
 
 from .batch import NAME, NAME_RULE, Candidate, Unreadable, display, read_submission
 from .notebook import GradingError
 from .report import plain
 
+PARTICIPANT = re.compile(r"^Participant (\d{1,20})$")  # Moodle's grading worksheet
 MAX_ROSTER_BYTES = 16 * 2**20
 MAX_STUDENTS = 100_000
 MAX_FIELD = 300
@@ -121,7 +125,7 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
             if too_long:
                 raise GradingError(f"{where}, line {line}: the {too_long[0]!r} field is longer "
                                    f"than {MAX_FIELD} characters")
-            sid = values["id"]
+            sid = values["id"] = PARTICIPANT.sub(r"\1", values["id"])
             if not NAME.match(sid):
                 raise GradingError(f"{where}, line {line}: the id {display(sid)} is not a safe "
                                    f"student id ({NAME_RULE})")
