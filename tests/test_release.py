@@ -55,7 +55,8 @@ def test_release_holds_the_course_without_solutions(release):
     for name in ("README.md", "Makefile", "requirements.txt", "pyproject.toml", "_config.yml", "_toc.yml",
                  "book/index.html", "lecturelib/__init__.py", "lecturelib/checks.py"):
         assert name in names, name
-    for forbidden in ("solutions/", "tests/", "tools/", ".ci/", "CONTRIBUTING.md"):
+    for forbidden in ("solutions/", "tests/", "tools/", ".ci/", "CONTRIBUTING.md",
+                      "lecturelib/grading/webapp/"):  # the instructors' grading app
         assert not any(n.startswith(forbidden) for n in names), forbidden
     # of the benchmarks, only the stored results that appendix B and chapter 12 print
     assert {n for n in names if n.startswith("benchmarks/")} == {
@@ -107,6 +108,10 @@ def test_release_check_runs_and_grading_is_refused(unpacked):
     assert graded.returncode == 2
     assert "instructor command" in graded.stderr and "lecturelib check" in graded.stderr
     assert "Traceback" not in graded.stderr and len(graded.stderr.strip().splitlines()) == 1
+    (unpacked / "gradebook.sqlite").write_bytes(b"")
+    served = run([".venv/bin/lecturelib", "gradebook", "serve", "--gradebook", "gradebook.sqlite"], unpacked)
+    assert served.returncode == 2 and "not part of this edition" in served.stderr
+    assert "Traceback" not in served.stderr
 
 
 @pytest.mark.full

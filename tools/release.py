@@ -19,6 +19,7 @@ what ``lecturelib assign`` writes from the committed ``solutions/``.  Files git 
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,24 @@ def student_readme(readme: str) -> str:
             f"{readme_section(readme, 'For students')}\n")
 
 
+GRADING_APP = "lecturelib/grading/webapp"  # the instructors' grading app: never shipped
+
+
+def drop_grading_app(target: Path) -> None:
+    """Remove the grading web app and its package from the edition (``lecturelib gradebook
+    serve`` then says the app is not part of this edition)."""
+    shutil.rmtree(target / GRADING_APP)
+    pyproject = target / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    package = '"' + GRADING_APP.replace("/", ".") + '"'
+    text = text.replace(", " + package + "]", "]")
+    text = re.sub(r"\n\[tool\.setuptools\.package-data\]\n" + re.escape(package) + r" = \[[^\]]*\]\n",
+                  "\n", text)
+    if package in text:
+        raise SystemExit(f"release: cannot remove {package} from pyproject.toml (its form changed)")
+    pyproject.write_text(text, encoding="utf-8")
+
+
 def write_release(out: Path, html: Path) -> Path:
     """Write ``out/NAME`` and ``out/NAME.zip`` from the committed state; return the folder."""
     if not (html / "index.html").is_file():
@@ -109,6 +128,7 @@ def _write(src: Path, out: Path, html: Path) -> Path:
                                       encoding="utf-8")
     for folder in ("lecturelib", "exercises", "reference", "_static"):
         shutil.copytree(src / folder, target / folder, ignore=IGNORED)
+    drop_grading_app(target)
     for chapter in sorted((src / "chapters").glob("*.ipynb")):
         write_student_notebook(chapter, target / "chapters" / chapter.name)
     shutil.copytree(html, target / "book", ignore=shutil.ignore_patterns(".buildinfo"))

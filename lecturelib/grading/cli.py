@@ -226,10 +226,16 @@ def _feedback(args) -> int:
 
 
 def _serve(args) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec(f"{__package__}.webapp") is None:  # the student edition
+        raise GradingError("the grading app is not part of this edition of the course "
+                           "(it is the instructors' tool)")
     try:
         from .webapp import serve
-    except ImportError:  # the student edition ships without the app
-        raise GradingError("the grading app is not part of this edition of the course") from None
+    except ImportError as exc:
+        raise GradingError(f"the grading app needs the package {exc.name!r}: install "
+                           "requirements.txt") from None
     return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous)
 
 
