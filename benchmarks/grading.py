@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/grading.py [--submissions 30] [--assignment 01-bayes] [--jobs N]
+                                 [--baseline REV]
 
 Builds ``--submissions`` notebooks of one exercise set (a third full solutions, a third
 untouched exercises, a third with one answer broken), then grades them three ways, each
@@ -10,12 +11,15 @@ from a cold start (a fresh gradebook):
 
 - one ``lecturelib grade NOTEBOOK`` command per submission, one after the other (every
   command runs the solution notebook again): the reference;
-- one batch command with ``--no-reference-cache`` (the solution runs once per submission,
-  but ``--jobs`` at a time);
-- one batch command with the reference cache (the solution runs once).
+- one batch command with ``--no-reference-cache`` (the solution runs afresh, once);
+- one batch command with the reference cache (the solution's answers from the cache).
 
-All three must give the same scores.  Results (submissions per minute and the speed-up
-over the reference) go to ``benchmarks/GRADING.md`` and ``benchmarks/grading.json``.
+All three must give the same scores.  Then the cost of the grader's hardening: the batch
+with the reference cache, run by the grader of ``--baseline`` (a git revision, by default
+the last one before issue 33's hardening, checked out into a temporary worktree, grading
+the same number of submissions made from that revision's own exercise set) and by this
+one, alternately, twice each; the ratio of the better times of each is the cost.
+Results go to ``benchmarks/GRADING.md`` and ``benchmarks/grading.json``.
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ ROOT = HERE.parent
 LECTURELIB = [sys.executable, "-m", "lecturelib.grading"]
 
 
-def make_submissions(folder: Path, assignment: str, count: int) -> None:
+BASELINE = "3c6e08e"  # the last commit before issue 33's hardening of the grader
+
+
+def make_submissions(folder: Path, assignment: str, count: int, course: Path = ROOT) -> None:
     import nbformat
 
-    solution = nbformat.read(ROOT / "solutions" / f"{assignment}.ipynb", as_version=4)
-    exercise = (ROOT / "exercises" / f"{assignment}.ipynb").read_bytes()
+    solution = nbformat.read(course / "solutions" / f"{assignment}.ipynb", as_version=4)
+    exercise = (course / "exercises" / f"{assignment}.ipynb").read_bytes()
     broken = nbformat.from_dict(json.loads(json.dumps(solution)))
     first = next(c for c in broken.cells if "question:q1" in c.metadata.get("tags", []))
     first.source = first.source.replace("# BEGIN SOLUTION", "# BEGIN SOLUTION\nraise ValueError('broken')")
@@ -55,10 +62,10 @@ def make_submissions(folder: Path, assignment: str, count: int) -> None:
             nbformat.write(broken, path)
 
 
-def totals_from_csv(book: Path, assignment: str) -> dict[str, str]:
+def totals_from_csv(book: Path, assignment: str, env=None) -> dict[str, str]:
     out = subprocess.run(LECTURELIB + ["gradebook", "export", "--assignment", assignment,
-                                       "--gradebook", str(book)], capture_output=True, text=True,
-                         check=True).stdout
+                                       "--gradebook", str(book), "--allow-pending"],
+                         capture_output=True, text=True, check=True, env=env).stdout
     return {row["student"]: row["total"] for row in csv.DictReader(out.splitlines())}
 
 
@@ -75,13 +82,48 @@ def one_command_each(folder: Path, assignment: str, work: Path) -> tuple[float, 
     return elapsed, {k: f"{v:g}" for k, v in totals.items()}
 
 
-def batch(folder: Path, assignment: str, work: Path, jobs: int, cache: bool) -> tuple[float, dict]:
-    book = work / f"batch-{'cache' if cache else 'nocache'}.sqlite"
+def batch(folder: Path, assignment: str, work: Path, jobs: int, cache: bool,
+          course: Path = ROOT, tag: str = "") -> tuple[float, dict | None]:
+    """One batch command on a fresh gradebook, by the grader of ``course`` (its own
+    ``lecturelib`` and solutions).  A submission that cannot be graded normally (the
+    untouched exercises time out on nothing; the broken ones raise) is accepted."""
+    book = work / f"batch-{'cache' if cache else 'nocache'}{tag}.sqlite"
     args = ["grade", str(folder), "--assignment", assignment, "--gradebook", str(book),
-            "--jobs", str(jobs)] + ([] if cache else ["--no-reference-cache"])
+            "--jobs", str(jobs), "--solutions", str(course / "solutions")]
+    args += [] if cache else ["--no-reference-cache"]
+    env = {**os.environ, "PYTHONPATH": str(course)}
     start = time.perf_counter()
-    subprocess.run(LECTURELIB + args, check=True, capture_output=True)
-    return time.perf_counter() - start, totals_from_csv(book, assignment)
+    proc = subprocess.run(LECTURELIB + args, capture_output=True, text=True, env=env, cwd=work)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):  # 1: some submissions listed as not graded normally
+        raise SystemExit(f"benchmarks/grading.py: the batch failed: {proc.stderr[-500:]}")
+    # the baseline's export knows no pending written answers (nor --allow-pending)
+    return elapsed, totals_from_csv(book, assignment, env) if course == ROOT else None
+
+
+def hardening_cost(args, work: Path) -> dict:
+    """The batch (reference cache) by the baseline's grader and by this one, alternately."""
+    base = work / "baseline"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(base),
+                    args.baseline], check=True)
+    try:
+        folders = {}
+        for name, course in (("baseline", base), ("now", ROOT)):
+            folders[name] = work / f"class-{name}"
+            folders[name].mkdir()
+            make_submissions(folders[name], args.assignment, args.submissions, course)
+        times = {"baseline": [], "now": []}
+        for round_ in range(2):
+            for name, course in (("baseline", base), ("now", ROOT)):
+                seconds, _ = batch(folders[name], args.assignment, work, args.jobs, True,
+                                   course, f"-{name}-{round_}")
+                times[name].append(seconds)
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                       check=False)
+    best = {name: min(values) for name, values in times.items()}
+    return {"baseline": args.baseline, "seconds": times,
+            "throughput_ratio": best["baseline"] / best["now"]}
 
 
 def report(results: dict) -> str:
@@ -96,6 +138,18 @@ def report(results: dict) -> str:
         lines.append(f"| {mode} | {seconds:.1f} | {60 * n / seconds:.1f} | {base / seconds:.2f}x |")
     lines += ["", "All three ways gave the same score to every submission."
               if results["same_scores"] else "**The three ways disagreed on some score.**", ""]
+    cost = results.get("hardening")
+    if cost:
+        now, base = (", ".join(f"{t:.1f}" for t in cost["seconds"][k]) for k in ("now", "baseline"))
+        lines += ["## What the grader's hardening costs", "",
+                  f"The batch with the reference cache, by this grader and by the grader of "
+                  f"commit `{cost['baseline']}` (before issue 33: no fixed-vocabulary reasons, "
+                  "no shape check before `post`, links followed, no dedicated sandbox user, no "
+                  "seccomp filter, no file-count watchdog), alternately on the same machine in "
+                  f"one run: {now} s against {base} s. Throughput now is "
+                  f"{cost['throughput_ratio']:.2f} times the baseline's (better times compared; "
+                  "each grades its own revision's exercise set, whose code cells are the same "
+                  "computations).", ""]
     return "\n".join(lines)
 
 
@@ -104,6 +158,8 @@ def main(argv=None) -> int:
     parser.add_argument("--submissions", type=int, default=30)
     parser.add_argument("--assignment", default="01-bayes")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--baseline", default=BASELINE,
+                        help="git revision whose grader the hardening is measured against")
     args = parser.parse_args(argv)
     if shutil.which("bwrap") is None:
         print("benchmarks/grading.py: bubblewrap is not installed", file=sys.stderr)
@@ -116,12 +172,14 @@ def main(argv=None) -> int:
         t_one, s_one = one_command_each(folder, args.assignment, work)
         t_nocache, s_nocache = batch(folder, args.assignment, work, args.jobs, cache=False)
         t_cache, s_cache = batch(folder, args.assignment, work, args.jobs, cache=True)
+        hardening = hardening_cost(args, work)
     results = {
         "assignment": args.assignment, "submissions": args.submissions, "jobs": args.jobs,
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-        "modes": {"one command per submission": t_one, "batch, no reference cache": t_nocache,
+        "modes": {"one command per submission": t_one, "batch, solution run afresh": t_nocache,
                   "batch, reference cache": t_cache},
         "same_scores": s_one == s_nocache == s_cache,
+        "hardening": hardening,
     }
     (HERE / "grading.json").write_text(json.dumps(results, indent=2) + "\n")
     (HERE / "GRADING.md").write_text(report(results))
