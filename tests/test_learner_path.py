@@ -18,7 +18,7 @@ import pytest
 from lecturelib.grading.edition import readme_section
 
 ROOT = Path(__file__).resolve().parent.parent
-SUBCOMMANDS = {"check", "assign", "grade", "gradebook"}
+SUBCOMMANDS = {"check", "assign", "grade", "gradebook", "collect"}
 EXAMPLE_PATHS = {"submissions/", "my-answers.ipynb"}  # stand for the instructor's own files
 
 
