@@ -131,6 +131,19 @@ def test_canvas_refusals_reported_not_extracted(collected, tmp_path_factory):
     assert done.missing == ["1005 (Absent, Al)"]
 
 
+def test_submission_limit(canvas_zip, tmp_path):
+    """With a limit of one submission, each student's first is kept, the rest reported."""
+    done = collect(canvas_zip, tmp_path / "out", assignment="01-bayes", max_submissions=1)
+    assert b"jane first" in (tmp_path / "out" / "1001.ipynb").read_bytes()
+    assert b"ann 5004" in (tmp_path / "out" / "1003.ipynb").read_bytes()
+    assert sorted(line.split(": ")[1] for line in done.beyond) == [
+        "submission 2 of 1001, over the limit of 1", "submission 2 of 1003, over the limit of 1",
+        "submission 3 of 1003, over the limit of 1"]
+    assert "over the course's limit of submissions, not kept: 3" in done.report()
+    with pytest.raises(GradingError, match="at least 1"):
+        collect(canvas_zip, tmp_path / "o2", assignment="01-bayes", max_submissions=0)
+
+
 def test_moodle_zip(tmp_path):
     path = tmp_path / "moodle.zip"
     with zipfile.ZipFile(path, "w") as z:

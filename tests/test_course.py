@@ -90,6 +90,7 @@ def test_credit_windows(course, hours, student, credit):
     ("timezone = 'Mars/Olympus'", "unknown time zone"),
     ("[assignments.a]\ndue = 2026-10-05T23:59:00\npoints = 0", "positive"),
     ("due = [", "not valid TOML"),
+    ("[assignments.a]\nmax_submissions = 0", "at least 1"),
 ])
 def test_course_errors(text, message):
     with pytest.raises(GradingError, match=message):

@@ -80,6 +80,7 @@ class Collected:
     skipped: list[str]      # files that are not notebooks
     not_on_roster: list[str]
     missing: list[str]      # roster students with no submission
+    beyond: list[str] = dataclasses.field(default_factory=list)  # over the submission limit
 
     def report(self) -> str:
         lines = [f"collected {len(self.kept)} submission(s)"]
@@ -87,6 +88,7 @@ class Collected:
                     ("not on the roster (collected; no SIS ids in the exports)", self.not_on_roster),
                     ("no submission (on the roster)", self.missing),
                     ("older submissions, not kept", self.older),
+                    ("over the course's limit of submissions, not kept", self.beyond),
                     ("not a notebook, skipped", self.skipped)]
         for title, items in sections:
             if items:
@@ -328,9 +330,10 @@ def _from_folder(folder: Path, found: list, refused: list, unmapped: list, skipp
 # --------------------------------------------------------------------------------------
 
 
-def _choose(found: list[Found], roster: Roster | None):
-    """The latest submission of each student; the others as report lines.  With a
-    roster, a plain-layout name that is a roster login, SIS id or e-mail becomes its id."""
+def _choose(found: list[Found], roster: Roster | None, cap: int | None = None):
+    """The latest submission of each student (with a ``cap``, the latest of the first
+    ``cap``); the others as report lines.  With a roster, a plain-layout name that is a
+    roster login, SIS id or e-mail becomes its id."""
     if roster is not None:
         for f in found:
             if f.student not in roster:
@@ -340,13 +343,17 @@ def _choose(found: list[Found], roster: Roster | None):
     by_student: dict[str, list[Found]] = {}
     for f in found:
         by_student.setdefault(f.student, []).append(f)
-    kept, older = {}, []
+    kept, older, beyond = {}, [], []
     for student, mine in sorted(by_student.items()):
-        mine.sort(key=lambda f: (f.submitted, f.order, f.source), reverse=True)
-        kept[student] = mine[0]
-        older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[0].source} "
-                  f"({_iso(mine[0].submitted)})" for f in mine[1:]]
-    return kept, older
+        mine.sort(key=lambda f: (f.submitted, f.order, f.source))
+        if cap is not None and len(mine) > cap:
+            beyond += [f"{f.source} ({_iso(f.submitted)}): submission {i} of {student}, "
+                       f"over the limit of {cap}" for i, f in enumerate(mine[cap:], cap + 1)]
+            mine = mine[:cap]
+        kept[student] = mine[-1]
+        older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[-1].source} "
+                  f"({_iso(mine[-1].submitted)})" for f in mine[:-1]]
+    return kept, older, beyond
 
 
 def _iso(when: datetime.datetime) -> str:
@@ -382,7 +389,8 @@ def _write(output: Path, f: Found):
 
 
 def collect(source, output, *, assignment: str, roster: Roster | None = None,
-            timezone: str | None = None, max_total: int = MAX_TOTAL, gradebook=None) -> Collected:
+            timezone: str | None = None, max_total: int = MAX_TOTAL, gradebook=None,
+            max_submissions: int | None = None) -> Collected:
     """Collect the latest submission of each student from ``source`` into ``output``.
 
     Parameters
@@ -401,8 +409,14 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
         The IANA time zone of zip entries without a UTC timestamp (default UTC).
     gradebook : Gradebook, optional
         Where the submission times are recorded (table ``submission_times``).
+    max_submissions : int, optional
+        The course's limit: a student's submissions after the first ``max_submissions``
+        (in time order) are reported and not kept.
     """
     check_assignment_name(assignment)
+    if max_submissions is not None and (isinstance(max_submissions, bool) or
+                                        not isinstance(max_submissions, int) or max_submissions < 1):
+        raise GradingError(f"max_submissions must be a whole number of at least 1, got {max_submissions!r}")
     zone = time_zone(timezone)
     source, output = Path(source), Path(output)
     found: list[Found] = []
@@ -413,7 +427,7 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
         _from_folder(source, found, refused, unmapped, skipped)
     else:
         _from_zip(source, zone, max_total, found, refused, unmapped, skipped)
-    kept, older = _choose(found, roster)
+    kept, older, beyond = _choose(found, roster, max_submissions)
     not_on_roster, missing = [], []
     if roster is not None:
         not_on_roster = [f"{s}: {kept[s].source}" for s in kept if s not in roster]
@@ -423,7 +437,7 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
         _write(output, f)
     if gradebook is not None:
         record_times(gradebook, assignment, kept.values())
-    return Collected(kept, older, refused, unmapped, skipped, not_on_roster, missing)
+    return Collected(kept, older, refused, unmapped, skipped, not_on_roster, missing, beyond)
 
 
 TIMES_SCHEMA = """

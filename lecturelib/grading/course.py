@@ -12,6 +12,7 @@ A TOML file in the course folder (``course.toml``)::
     max_late_days = 5                   #   and no credit after this many days (optional)
     # credit = [{until = 2026-10-06T23:59:00, percent = 80},   # or: credit windows after the
     #           {until = 2026-10-09T23:59:00, percent = 50}]   #   due date, as PrairieLearn's
+    max_submissions = 3                 # lecturelib collect keeps the last of the first three
     [assignments.01-bayes.extensions]
     "12345" = 2026-10-08T23:59:00       # a new due date for this student
     "67890" = 2                         # or a number of days
@@ -50,7 +51,7 @@ UTC = datetime.timezone.utc
 MAX_COURSE_BYTES = 2**20
 COURSE_KEYS = {"timezone", "assignments", "name"}
 ASSIGNMENT_KEYS = {"due", "points", "grace_minutes", "penalty_per_day", "max_late_days", "credit",
-                   "extensions", "lms_name"}
+                   "extensions", "lms_name", "max_submissions"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Policy:
     windows: tuple[Window, ...] = ()
     extensions: dict = dataclasses.field(default_factory=dict)  # student -> due (UTC)
     lms_name: str = ""
+    max_submissions: int | None = None  # applied by lecturelib collect
 
     def due_for(self, student: str) -> datetime.datetime | None:
         return self.extensions.get(student, self.due)
@@ -186,7 +188,8 @@ def _policy(name, spec, zone) -> Policy:
                   datetime.timedelta(minutes=_number(spec, "grace_minutes", where) or 0),
                   _number(spec, "penalty_per_day", where, 0, 1),
                   _number(spec, "max_late_days", where, 0, integer=True),
-                  tuple(windows), extensions, lms_name)
+                  tuple(windows), extensions, lms_name,
+                  _number(spec, "max_submissions", where, 1, integer=True))
 
 
 def parse_course(text: str) -> Course:

@@ -41,7 +41,8 @@ def add_course_commands(sub, gsub) -> None:
     c.add_argument("--assignment", required=True)
     c.add_argument("--output", required=True, help="a new or empty folder")
     c.add_argument("--roster", help="CSV of student ids and names (see the README)")
-    c.add_argument("--course", help="the course file: its time zone reads the zip's times")
+    c.add_argument("--course", help="the course file: its time zone reads the zip's times, and "
+                                    "its max_submissions limits the submissions kept")
     c.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
 
     e = gsub.choices["export"]
@@ -103,7 +104,8 @@ def run_collect(args) -> int:
     roster, course = _roster(args), _course(args)
     with Gradebook(args.gradebook) as book:
         done = collect(args.download, args.output, assignment=args.assignment, roster=roster,
-                       timezone=course.timezone if course else None, gradebook=book)
+                       timezone=course.timezone if course else None, gradebook=book,
+                       max_submissions=course.policy(args.assignment).max_submissions if course else None)
     print(done.report())
     print(f"submission times recorded in {plain(str(args.gradebook), 200)}; grade with: "
           f"lecturelib grade {plain(str(args.output), 200)} --assignment {args.assignment}")
