@@ -175,6 +175,7 @@ def test_plain_folder_refuses_links(tmp_path):
     (src / "alice.ipynb").write_bytes(notebook_bytes("alice"))
     (src / "carol" / "01-bayes.ipynb").write_bytes(notebook_bytes("carol"))
     (src / "mallory.ipynb").symlink_to(src / "alice.ipynb")
+    (src / "trudy").symlink_to(src / "carol", target_is_directory=True)
     (src / "jdoe.ipynb").write_bytes(notebook_bytes("jane by login"))
     when = DUE.timestamp() - 3600
     os.utime(src / "alice.ipynb", (when, when))
@@ -184,6 +185,7 @@ def test_plain_folder_refuses_links(tmp_path):
         times = submission_times(book, "01-bayes")
     assert sorted(done.kept) == ["1001", "alice", "carol"]   # jdoe is Jane's login on the roster
     assert any("mallory" in line and "symbolic link" in line for line in done.refused)
+    assert any("trudy" in line and "symbolic link" in line for line in done.refused)
     assert times["alice"].submitted.timestamp() == when
 
 

@@ -309,6 +309,9 @@ def _from_folder(folder: Path, found: list, refused: list, unmapped: list, skipp
             count += 1
             if count > MAX_ENTRIES:
                 raise GradingError(f"{display(str(folder))} holds more than {MAX_ENTRIES} files: refused")
+            if os.path.islink(os.path.join(here, name)):
+                refused.append(f"{label}: refused: a symbolic link")
+                continue
             if not name.endswith(".ipynb"):
                 skipped.append(label)
                 continue

@@ -20,7 +20,6 @@ import html
 import io
 import itertools
 import json
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -80,11 +79,7 @@ def fingerprint(code: str, boilerplate: set | frozenset = frozenset()):
     from copydetect import CodeFingerprint
     from copydetect.utils import get_token_coverage
 
-    logging.getLogger().disabled, was = True, logging.getLogger().disabled
-    try:
-        fp = CodeFingerprint("code.py", K, WINDOW, fp=io.StringIO(code), language="python")
-    finally:
-        logging.getLogger().disabled = was
+    fp = CodeFingerprint("code.py", K, WINDOW, fp=io.StringIO(code), language="python")
     if boilerplate:
         fp.hashes = fp.hashes - boilerplate
         fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in boilerplate}
