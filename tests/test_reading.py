@@ -306,6 +306,7 @@ APPARATUS_CHAPTERS = [
     "02-maxent",
     "03-em",
     "04-svm",
+    "05-spectral",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
