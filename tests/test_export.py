@@ -18,7 +18,7 @@ import pytest
 from gradingtools import break_q3, toy_solution
 from lecturelib.grading import sandbox
 from lecturelib.grading.cli import main
-from lecturelib.grading.collect import Found, collect, record_times
+from lecturelib.grading.collect import Found, record_times
 from lecturelib.grading.course import parse_course
 from lecturelib.grading.export import CANVAS_COLUMNS, export_grades
 from lecturelib.grading.gradebook import Gradebook

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .batch import Candidate, Unreadable, display, read_submission
+from .batch import Candidate, Unreadable, read_submission
 from .notebook import GradingError, make_exercise, read_notebook
 from .report import plain
 from .safejson import PayloadError, check_depth
