@@ -307,6 +307,7 @@ APPARATUS_CHAPTERS = [
     "03-em",
     "04-svm",
     "05-spectral",
+    "06-clustering",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
