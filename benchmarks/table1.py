@@ -122,7 +122,10 @@ def eucl_and_lmnn(X_fit, y_fit, X_te, y_te, with_lmnn=True):
     if not with_lmnn:
         return out
     t = time.perf_counter()
-    lmnn = metric.LMNN(n_neighbors=3, max_iter=5000).fit(X_fit, y_fit)
+    # the stored runs (table1.json) are of the projected subgradient method, the solver of
+    # the paper; LMNN's default since issue 37 adds an exact active-set stage, which this
+    # benchmark was not re-run with (100 splits of four data sets)
+    lmnn = metric.LMNN(n_neighbors=3, max_iter=5000, solver="subgradient").fit(X_fit, y_fit)
     Z_fit, Z_te = lmnn.transform(X_fit), lmnn.transform(X_te)
     out["LMNN"] = (metric.knn_loo_error(Z_fit, y_fit, 3), knn_error(Z_fit, y_fit, Z_te, y_te),
                    time.perf_counter() - t)
