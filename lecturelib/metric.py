@@ -980,7 +980,7 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
         # qdldl factors this KKT system (a dense block of n_work x d^2) 4 times faster than
         # Clarabel's default faer on wine
         _solve_clarabel(problem, "LMNN", "use solver='subgradient'",
-                        direct_solve_method="qdldl")
+                        {**cvxpy_settings(cp.CLARABEL), "direct_solve_method": "qdldl"})
         if problem.status not in ("optimal", "optimal_inaccurate") or Mv.value is None:
             raise ValueError(f"LMNN: the SDP solver (Clarabel, through cvxpy) returned status "
                              f"{problem.status!r}, not a solution; use solver='subgradient'")
@@ -1000,18 +1000,22 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
     return M, loss, rounds
 
 
-def _solve_clarabel(problem, owner, advice, **settings):
+def _solve_clarabel(problem, owner, advice, settings=None):
     """``problem.solve`` with Clarabel; its failures, a Rust panic included, become ``ValueError``.
 
     Clarabel's panics reach Python as pyo3's ``PanicException``, a ``BaseException``
     (not an ``Exception``); only that one is caught besides the ordinary exceptions.
+    ``settings`` are Clarabel's keyword arguments, by default those of the tolerance switch.
     """
     import cvxpy as cp
+
+    if settings is None:
+        settings = cvxpy_settings(cp.CLARABEL)
 
     try:
         with warnings.catch_warnings():  # "optimal_inaccurate" is handled by the caller
             warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL), **settings)
+            problem.solve(solver=cp.CLARABEL, **settings)
     except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
         raise ValueError(f"{owner}: the SDP solver (Clarabel, through cvxpy) failed with "
                          f"{type(exc).__name__}; {advice}") from exc
@@ -1621,13 +1625,7 @@ def _menn_cvxpy(F, tau, eta):
     problem = cp.Problem(cp.Minimize(cp.trace(cost @ M) + eta * hinge), constraints)
     advice = ("scale the features (e.g. with sklearn.preprocessing.StandardScaler), choose a "
               "moderate eta, or use the default solver='lowrank'")
-    try:
-        with warnings.catch_warnings():  # "optimal_inaccurate" is accepted (documented)
-            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
-    except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
-        raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) failed "
-                         f"with {type(exc).__name__}; {advice}") from exc
+    _solve_clarabel(problem, "MetricEmbeddingNN", advice)  # "optimal_inaccurate" is accepted
     if problem.status not in ("optimal", "optimal_inaccurate") or M.value is None:
         raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) returned "
                          f"status {problem.status!r}, not a solution; {advice}")
@@ -1947,7 +1945,9 @@ def learn_kernel_matrix(y, lam=1e-3):
     # The tolerance switch does not tighten this solve: the memorising optimum is a
     # degenerate vertex, and Clarabel stops "almost solved" when asked for gaps below its
     # default 1e-8 (at 3e-9 on 24 iris labels, with the default solve's value to 17 digits).
-    problem.solve(solver=cp.CLARABEL, **default_cvxpy_settings(cp.CLARABEL))
-    if problem.status != "optimal":
-        raise ValueError(f"learn_kernel_matrix: Clarabel returned status {problem.status!r}")
+    _solve_clarabel(problem, "learn_kernel_matrix", "choose a smaller lam (1e-3 is typical)",
+                    default_cvxpy_settings(cp.CLARABEL))
+    if problem.status != "optimal" or K.value is None or eps.value is None:
+        raise ValueError(f"learn_kernel_matrix: Clarabel returned status {problem.status!r}, "
+                         "not a solution; choose a smaller lam (1e-3 is typical)")
     return psd_projection((K.value + K.value.T) / 2), float(eps.value)

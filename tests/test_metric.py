@@ -805,3 +805,9 @@ def test_menn_lowrank_leaves_the_stationary_point_at_zero():
     assert est.duality_gap_ <= 1e-3
     assert est.objective_ < (1 - 1e-3) * eta * len(y_fit) ** 2
     assert est.eigenvalues_[0] > 0
+
+
+def test_learn_kernel_matrix_turns_a_clarabel_panic_into_a_value_error():
+    """At lam=1e300 Clarabel panics in Rust (pyo3's PanicException, not an Exception)."""
+    with pytest.raises(ValueError, match="Clarabel.*smaller lam"):
+        metric.learn_kernel_matrix([0, 0, 1, 1], lam=1e300)
