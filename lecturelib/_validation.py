@@ -22,6 +22,7 @@ __all__ = [
     "check_square",
     "check_symmetric_psd",
     "input_eps",
+    "rounding_tolerance",
     "check_positive_int",
     "InvalidParameterError",
     "Interval",
@@ -73,8 +74,15 @@ def check_nonnegative(x, name, *, ndim=None):
 
 
 def check_probability_vector(p, name, *, axis=-1, atol=1e-8):
-    """Non-negative array whose entries along ``axis`` sum to one (within ``atol``)."""
+    """Non-negative array whose entries along ``axis`` sum to one.
+
+    Within ``atol``, or within the round-off of a sum of ``n`` entries given in the input's
+    precision (:func:`rounding_tolerance`), whichever is larger: a float32 vector that sums
+    to one in float32 is accepted.
+    """
     arr = check_nonnegative(p, name)
+    if arr.ndim:
+        atol = rounding_tolerance(p, arr.shape[axis], floor=atol)
     sums = arr.sum(axis=axis)
     if not np.allclose(sums, 1.0, rtol=0, atol=atol):
         raise ValueError(
@@ -109,14 +117,29 @@ def input_eps(x):
     return float(np.finfo(np.float64).eps)
 
 
+def rounding_tolerance(x, n_terms=1, *, floor=0.0):
+    """``max(floor, n_terms * eps)`` with ``eps`` the machine epsilon of ``x``'s precision.
+
+    The one rule for the tolerance of a check computed from ``n_terms`` entries of ``x``
+    (a sum to one, a smallest eigenvalue): float64 input keeps ``floor``, float32 input
+    is allowed its own round-off.
+    """
+    return max(float(floor), float(n_terms) * input_eps(x))
+
+
 def check_symmetric_psd(K, name, *, tol=1e-8, symmetry_tol=1e-10):
     """Symmetric positive semi-definite matrix (a kernel Gram matrix).
 
     The smallest eigenvalue may be as low as ``-tol * max(1, largest |entry|)``,
     to allow for rounding; anything below is reported as not PSD.  Entries of ``K`` and
-    ``K.T`` may differ by ``symmetry_tol`` times the same scale.
+    ``K.T`` may differ by ``symmetry_tol`` times the same scale.  Both tolerances are at
+    least the round-off of the input's precision (:func:`rounding_tolerance`): ``n eps``
+    for the eigenvalue (Weyl's inequality), ``10 eps`` for symmetry, so that a float32
+    Gram matrix of a PSD kernel passes.
     """
     arr = check_square(K, name)
+    tol = rounding_tolerance(K, arr.shape[0], floor=tol)
+    symmetry_tol = rounding_tolerance(K, 10, floor=symmetry_tol)
     scale = max(1.0, float(np.abs(arr).max()))
     if not np.allclose(arr, arr.T, rtol=0, atol=symmetry_tol * scale):
         raise ValueError(f"{name} must be symmetric")

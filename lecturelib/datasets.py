@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from ._validation import Elementwise, InstanceOf, Interval, Options, validate_params
+from ._validation import Elementwise, InstanceOf, Interval, Options, rounding_tolerance, validate_params
 
 __all__ = [
     "bmi_counts", "cancer_test_kit", "fair_or_biased_coin", "die_rolls",
@@ -30,11 +30,17 @@ _PROBABILITIES = Elementwise(Interval(Real, 0, 1))
 
 def _coin_mixture(weights, p):
     """The mixing weights and head probabilities of a mixture of coins, checked."""
+    atol = rounding_tolerance(weights, np.size(weights), floor=1e-12)
     weights, p = np.asarray(weights, dtype=float), np.asarray(p, dtype=float)
     if weights.ndim != 1 or weights.shape != p.shape:
         raise ValueError(f"weights and p need one entry per coin, got shapes {weights.shape} and {p.shape}")
-    if not np.isclose(weights.sum(), 1.0, rtol=0, atol=1e-12):
+    if not np.isclose(weights.sum(), 1.0, rtol=0, atol=atol):
         raise ValueError(f"weights must sum to 1, got {weights.sum():.6g}")
+    if abs(weights.sum() - 1.0) > 1e-12:
+        # weights given in a lower precision (float32) sum to one only to that precision;
+        # numpy's sampler wants float64's, so they are divided by their float64 sum (a
+        # change below the input's own round-off)
+        weights = weights / weights.sum()
     return weights, p
 
 # Each chapter keeps its loaders in its own section below; add new loaders inside

@@ -123,3 +123,38 @@ def test_incomplete_cholesky_takes_any_psd_gram_dtype(dtype):
     K = (X_INT @ X_INT.T).astype(dtype)
     ref = subspace.IncompleteCholesky().fit(np.asarray(K, dtype=np.float64))
     assert_same_model(subspace.IncompleteCholesky().fit(K), ref)
+
+
+# ----------------------------------------------------------------------- float32 tolerances
+
+THIRDS32 = np.full(3, 1 / 3, dtype=np.float32)      # sums to 1 + 3e-8 in float32 rounding
+
+
+def _float32_psd_gram():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    return (X @ X.T).astype(np.float32)               # rank 2: round-off makes it indefinite
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: __import__("lecturelib.bayes").bayes.posterior(np.ones((2, 3)) / 2, p),
+    lambda p: __import__("lecturelib.bayes").bayes.map_decision(np.ones((2, 3)) / 2, p),
+    lambda p: __import__("lecturelib.maxent").maxent.kl_divergence(p, p),
+    lambda p: __import__("lecturelib.datasets").datasets.coin_tosses(
+        n_runs=5, weights=p, p=np.array([0.2, 0.5, 0.8])),
+], ids=["bayes.posterior", "bayes.map_decision", "maxent.kl_divergence", "datasets.coin_tosses"])
+def test_float32_probability_vectors_are_accepted_to_their_precision(call):
+    """A float32 probability vector sums to one only to float32 round-off; the check
+    follows the input's precision, and the same error in float64 is still refused."""
+    assert abs(float(THIRDS32.astype(np.float64).sum()) - 1) > 1e-8   # the old tolerance
+    call(THIRDS32)
+    with pytest.raises(ValueError, match="sum to 1"):
+        call(THIRDS32.astype(np.float64))
+
+
+def test_float32_gram_matrix_is_accepted_like_kernel_pca():
+    K = _float32_psd_gram()
+    assert np.linalg.eigvalsh(K.astype(np.float64))[0] < -1e-8 * np.abs(K).max()
+    out = subspace.svm2k_rademacher_estimate(K, K, 1.0, random_state=0)
+    assert np.isfinite(out["estimate"])
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        subspace.svm2k_rademacher_estimate(K - 1e-3 * np.eye(30, dtype=np.float32), K, 1.0)
