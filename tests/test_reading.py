@@ -308,6 +308,7 @@ APPARATUS_CHAPTERS = [
     "04-svm",
     "05-spectral",
     "06-clustering",
+    "07-pac",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
