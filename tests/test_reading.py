@@ -309,6 +309,13 @@ APPARATUS_CHAPTERS = [
     "05-spectral",
     "06-clustering",
     "07-pac",
+    "A-optimisation",
+    "08-vc",
+    "09-double-sampling",
+    "10-subspace",
+    "11-hpca",
+    "12-metric",
+    "B-performance",
 ]
 
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
