@@ -548,7 +548,9 @@ def test_cli_without_sandbox_says_the_score_is_not_trustworthy(toy, tmp_path):
 
 def test_without_a_cgroup_the_watchdog_stops_a_fork_bomb(toy, monkeypatch):
     """Where no cgroup can be made (an unprivileged grader), the limits on the number of
-    processes (RLIMIT_NPROC per user namespace, and the watchdog) still hold."""
+    processes (RLIMIT_NPROC per user namespace, and the watchdog) still hold.  RLIMIT_NPROC
+    holds for a root grader too: the sandbox's user is never host root, whom the kernel
+    exempts from it, so the honest answers keep their points."""
     monkeypatch.setattr(sandbox.Cgroup, "create", classmethod(lambda cls, limits: None))
     code = ("import subprocess\nkids = []\nfor _ in range(400):\n    try:\n"
             "        kids.append(subprocess.Popen(['sleep', '60', 'TOKEN']))\n"
@@ -556,10 +558,6 @@ def test_without_a_cgroup_the_watchdog_stops_a_fork_bomb(toy, monkeypatch):
     start = time.monotonic()
     rep = grade(hostile(toy, "bomb-no-cgroup", code.replace("TOKEN", TOKEN)), toy)
     assert time.monotonic() - start < 120
-    assert rep.questions[2].points == 0, rep.table()
-    if os.geteuid() != 0:  # RLIMIT_NPROC applies: the honest answers keep their points
-        assert rep.score == 5, rep.table()
-    else:  # root is exempt from RLIMIT_NPROC: the watchdog ends the whole run
-        assert rep.score in (0, 5) and (rep.score == 5 or "processes" in rep.questions[0].reason)
+    assert scores(rep) == {"q1": 2, "q2": 3, "q3": 0}, rep.table()
     time.sleep(1)
     assert survivors() == []

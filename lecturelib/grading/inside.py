@@ -18,9 +18,16 @@ in the kernel, and writes one JSON document to its standard output::
      "errors": {"q2": "timeout" | "crash" | "unreadable" | "total_timeout"},
      "skipped": [[code_cell_index, "timeout" | "crash"]]}
 
+In the sandbox this script is pid 1 (bubblewrap ``--as-pid-1``): it makes itself
+non-dumpable, forks the driver proper, and stays as the init that reaps orphans while
+holding only ``/dev/null``.  The driver is non-dumpable too and keeps the result pipe in a
+descriptor no child inherits, so no process the notebook starts can open it through
+``/proc/PID/fd``.
+
 Nothing here is trusted by the grader: the student's code runs in the same sandbox and may
-change or replace this output.  It can only ever change the student's own answers, which
-the grader decodes as plain data and compares with the solution's in its own process.
+change what the kernel reports to the driver.  It can only ever change the student's own
+answers, which the grader decodes as plain data and compares with the solution's in its
+own process.
 """
 
 import json
@@ -230,8 +237,32 @@ def make_undumpable():
         pass
 
 
+def reap_until(driver):
+    """The sandbox's init (pid 1): hold nothing of the job or the result channel, reap every
+    process that ends up here, and exit with the driver's status once it has ended (which
+    ends every other process of the sandbox with it)."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if pid == driver:
+            code = os.waitstatus_to_exitcode(status)
+            os._exit(code if code >= 0 else 128 - code)
+
+
 def main():
     make_undumpable()
+    if os.getpid() == 1:  # bubblewrap --as-pid-1: become the init, run the driver below it
+        driver = os.fork()
+        if driver:
+            reap_until(driver)
     job = json.loads(sys.stdin.buffer.read())
     result_fd = os.dup(1)  # not inheritable: the kernel never gets the result pipe
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import numpy as np
 
@@ -30,10 +29,10 @@ MAX_STRING = 10_000
 MAX_ELEMENTS = 5_000_000
 MAX_CONTAINERS = 1_000_000
 MAX_INT_DIGITS = 20
-# A string without escaped quotes, closed or not: every match succeeds from its opening
-# quote, so no search ever restarts inside a string it has read.
-_STRING = re.compile(r'"[^"]*(?:"|\Z)')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_CHUNK = 1 << 22  # bytes scanned at a time by check_shape (its working memory is a few of these)
+# Byte classes for check_shape: 1 a quote, 2 an opening bracket, 3 a closing one, 4 a comma.
+_CLASS = np.zeros(256, dtype=np.uint8)
+_CLASS[[ord('"'), ord("["), ord("{"), ord("]"), ord("}"), ord(",")]] = [1, 2, 2, 3, 3, 4]
 
 
 class PayloadError(ValueError):
@@ -49,21 +48,33 @@ def check_shape(text: str, limit: int, max_containers: int = MAX_CONTAINERS,
     """Raise :class:`PayloadError` if JSON ``text`` nests deeper than ``limit`` or holds
     more than ``max_containers`` lists and objects or about ``max_values`` values.
 
-    Linear: escaped backslashes and quotes are dropped (``str.replace`` pairs them from
-    the left, as JSON does inside a string; outside one, ``json.loads`` stops at the first
-    backslash anyway), the strings are removed in one pass of :data:`_STRING`, the rest is
-    counted with ``str.count``, and the depth is a cumulative sum over the brackets.
+    Linear, in numpy over chunks of :data:`_CHUNK` bytes: escaped backslashes and quotes
+    are dropped (``str.replace`` pairs them from the left, as JSON does inside a string;
+    outside one, ``json.loads`` stops at the first backslash anyway); a byte is inside a
+    string when an odd number of quotes precede it (a running parity, carried from chunk to
+    chunk; an unclosed string runs to the end); outside strings the brackets and commas are
+    counted and the depth is a running sum over the brackets.
     """
-    skeleton = _STRING.sub('""', text.replace("\\\\", "").replace('\\"', ""))
-    if skeleton.count("[") + skeleton.count("{") > max_containers:
-        raise PayloadError(f"more than {max_containers} lists and objects")
-    if skeleton.count(",") > max_values:
-        raise PayloadError(f"more than {max_values} values")
-    brackets = np.frombuffer(_NOT_BRACKET.sub("", skeleton).encode("ascii"), dtype=np.uint8)
-    if brackets.size:
-        steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
-        if int(np.cumsum(steps).max()) > limit:
-            raise PayloadError(f"nested deeper than {limit} levels")
+    data = text.replace("\\\\", "").replace('\\"', "").encode("utf-8")
+    parity, containers, values, depth = 0, 0, 0, 0
+    for start in range(0, len(data), _CHUNK):
+        classes = _CLASS[np.frombuffer(data, np.uint8, min(_CHUNK, len(data) - start), start)]
+        marked = classes[np.flatnonzero(classes)]  # the quotes, brackets and commas, in order
+        quotes = marked == 1
+        outside = marked[((np.cumsum(quotes, dtype=np.uint8) + parity) & 1) == 0]
+        parity = (parity + int(np.count_nonzero(quotes))) & 1
+        containers += int(np.count_nonzero(outside == 2))
+        values += int(np.count_nonzero(outside == 4))
+        if containers > max_containers:
+            raise PayloadError(f"more than {max_containers} lists and objects")
+        if values > max_values:
+            raise PayloadError(f"more than {max_values} values")
+        steps = outside[(outside == 2) | (outside == 3)]
+        if steps.size:
+            levels = depth + np.cumsum(np.where(steps == 2, 1, -1))
+            if int(levels.max()) > limit:
+                raise PayloadError(f"nested deeper than {limit} levels")
+            depth = int(levels[-1])
 
 
 def check_depth(text: str, limit: int) -> None:
