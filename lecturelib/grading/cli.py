@@ -44,7 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="run notebooks and their public checks (students: no solutions needed)",
                        description="Run each notebook in a fresh kernel, then the public checks of every "
                                    "question. They reveal no answer and do not count for the grade. "
-                                   "Exit status 0 when every check holds, 1 otherwise.")
+                                   "Each written answer is reported as there or missing (people "
+                                   "grade it, not a check). Exit status 0 when every check holds "
+                                   "and every written answer is there, 1 otherwise.")
     p.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
     p.add_argument("--timeout", type=int, default=120, help="time limit per cell, seconds")
 
