@@ -101,7 +101,7 @@ def test_the_sandbox_user_is_never_host_root(toy):
     """Seen from outside: every process the notebook starts runs as a host uid that is
     not 0 (as root, the sandbox user; otherwise the grader's own uid)."""
     code = ("import subprocess\nchild = subprocess.Popen([sys.executable, '-c', "
-            f"'import time; time.sleep(4)', '{TOKEN}'])\nchild.wait()")
+            f"'import time; time.sleep(1.5)', '{TOKEN}'])\nchild.wait()")
     seen, stop = {}, threading.Event()
 
     def watch():
