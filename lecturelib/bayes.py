@@ -25,6 +25,7 @@ from ._validation import (
     check_estimator_params,
     check_nonnegative,
     check_probability_vector,
+    rounding_tolerance,
     validate_params,
 )
 
@@ -406,6 +407,11 @@ def gaussian_log_likelihood(X, mean, covariance):
             f"mean and covariance must have shapes ({n},) and ({n}, {n}) for X with "
             f"{n} features, got {mean.shape} and {cov.shape}"
         )
+    # Cholesky reads one triangle only: a non-symmetric matrix would be silently replaced
+    # by the symmetric matrix of its lower triangle
+    sym_tol = rounding_tolerance(covariance, 10, floor=1e-10) * max(1.0, float(np.abs(cov).max()))
+    if not np.allclose(cov, cov.T, rtol=0, atol=sym_tol):
+        raise ValueError("covariance must be symmetric")
     chol = _cholesky(cov, "covariance")
     Z = np.linalg.solve(chol, (X - mean).T)
     logdet = 2.0 * np.sum(np.log(np.diag(chol)))

@@ -286,6 +286,8 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
      [0.     1.    ]]
     """
     labels = np.asarray(labels)
+    if labels.size == 0:
+        raise ValueError("labels is empty: an indicator matrix needs at least one point")
     labels = _check_labels(labels, labels.shape[0] if labels.ndim == 1 else -1)
     k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
     if labels.max() >= k:

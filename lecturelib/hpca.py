@@ -122,11 +122,19 @@ def _equivalence_pairs(estimator, pairs, same):
     s = np.asarray(same)
     if s.shape != (P.shape[0],):
         raise ValueError(f"same must have one entry per pair ({P.shape[0]}), got shape {s.shape}")
-    if s.dtype != bool:
-        if not set(np.unique(s).tolist()) <= {-1, 0, 1}:
-            raise ValueError("same must be boolean or take values in {-1, 0, 1}")
-        s = s == 1
-    return P, s
+    return P, _boolean_same(s)
+
+
+def _boolean_same(s):
+    """``same`` as a boolean mask: booleans, or the values -1/0 (different) and 1 (same).
+
+    Anything else (NaN, 0.5, strings) is refused rather than read as "different".
+    """
+    if s.dtype == bool:
+        return s
+    if s.dtype.kind not in "iuf" or not set(np.unique(s).tolist()) <= {-1, 0, 1}:
+        raise ValueError("same must be boolean or take values in {-1, 0, 1} (no NaN)")
+    return s == 1
 
 
 class HyperbolicPCA(TransformerMixin, BaseEstimator):
@@ -381,8 +389,7 @@ def _check_pairs(sq_dists, same):
     s = np.asarray(same)
     if s.shape != d.shape:
         raise ValueError(f"same must have the shape of sq_dists {d.shape}, got {s.shape}")
-    s = s.astype(bool) if s.dtype == bool else (s == 1)
-    return d, s
+    return d, _boolean_same(s)
 
 
 @validate_params({"sq_dists": ["array-like"], "same": ["array-like"], "c": [_UNIT],

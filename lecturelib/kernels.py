@@ -50,6 +50,26 @@ def _pair(X, Y):
 _DEGREE = Interval(Integral, 1, None)
 _OFFSET = Interval(Real, 0, None)
 _GAMMA = Interval(Real, 0, None, closed="neither")
+# explicit feature maps are refused beyond this many entries (n_samples x dimension)
+MAX_FEATURE_ENTRIES = 10_000_000
+
+
+def _finite_values(values, what, advice="scale X down"):
+    """``values`` if every entry is finite; else a ``ValueError`` saying that they overflow.
+
+    The kernels are computed in float64 with overflow warnings silenced here and turned
+    into this error: an inf or NaN Gram matrix is never returned.
+    """
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{what}: the values overflow float64 (inf or NaN) for this input; "
+                         f"{advice}")
+    return values
+
+
+def _check_feature_dimension(n_samples, dimension, name, value):
+    if n_samples * dimension > MAX_FEATURE_ENTRIES:
+        raise ValueError(f"{name}={value} gives {dimension} features for {n_samples} points, "
+                         f"more than {MAX_FEATURE_ENTRIES} entries in all")
 
 
 def _gamma_value(gamma, n_features):
@@ -82,7 +102,9 @@ def linear_kernel(X, Y=None):
      [1. 5.]]
     """
     X, Y = _pair(X, Y)
-    return X @ Y.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = X @ Y.T
+    return _finite_values(values, "linear_kernel")
 
 
 @validate_params({
@@ -127,7 +149,9 @@ def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     """
     X, Y = _pair(X, Y)
     gamma = _gamma_value(gamma, X.shape[1])
-    return (gamma * (X @ Y.T) + float(coef0)) ** int(degree)
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = (gamma * (X @ Y.T) + float(coef0)) ** int(degree)
+    return _finite_values(values, "polynomial_kernel", "lower the degree or scale X down")
 
 
 def _squared_distances(X, Y):
@@ -170,9 +194,11 @@ def rbf_kernel(X, Y=None, gamma=None):
     """
     X, Y = _pair(X, Y)
     gamma = _gamma_value(gamma, X.shape[1])
-    D = _squared_distances(X, Y)
-    D *= -gamma
-    return np.exp(D, out=D)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        D = _squared_distances(X, Y)
+        D *= -gamma
+        values = np.exp(D, out=D)
+    return _finite_values(values, "rbf_kernel")
 
 
 @validate_params({
@@ -214,7 +240,9 @@ def sigmoid_kernel(X, Y=None, gamma=1.0, coef0=-1.0):
     False
     """
     X, Y = _pair(X, Y)
-    return np.tanh(float(gamma) * (X @ Y.T) + float(coef0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.tanh(float(gamma) * (X @ Y.T) + float(coef0))
+    return _finite_values(values, "sigmoid_kernel")
 
 
 @validate_params({"X": ["array-like"], "Y": ["array-like", None]})
@@ -246,7 +274,9 @@ def negative_distance_kernel(X, Y=None):
      [-3.  0.]]
     """
     X, Y = _pair(X, Y)
-    return -np.sqrt(_squared_distances(X, Y))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = -np.sqrt(_squared_distances(X, Y))
+    return _finite_values(values, "negative_distance_kernel")
 
 
 _KERNELS = {
@@ -494,13 +524,20 @@ def polynomial_feature_map(X, degree, theta=0.0):
     X = as_float_array(X, "X", ndim=2)
     d, theta = int(degree), float(theta)
     homogeneous = theta == 0.0
+    _check_feature_dimension(X.shape[0], feature_space_dimension(X.shape[1], d, homogeneous),
+                             "degree", d)
     exps = polynomial_exponents(X.shape[1], d, homogeneous=homogeneous)
     cols = []
-    for e in exps:
-        rest = d - int(e.sum())
-        coef = math.sqrt(_multinomial(d, list(e) + [rest])) * theta ** (rest / 2.0)
-        cols.append(coef * np.prod(X ** e[None, :], axis=1))
-    return np.stack(cols, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for e in exps:
+            rest = d - int(e.sum())
+            # in logs: the multinomial coefficient and theta**rest overflow floats early
+            log_coef = 0.5 * (math.log(_multinomial(d, list(e) + [rest]))
+                              + (rest * math.log(theta) if rest else 0.0))
+            coef = math.exp(log_coef) if log_coef < 700 else math.inf
+            cols.append(coef * np.prod(X ** e[None, :], axis=1))
+        values = np.stack(cols, axis=1)
+    return _finite_values(values, "polynomial_feature_map", "lower the degree or scale X down")
 
 
 @validate_params({
@@ -550,11 +587,18 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
     """
     X = as_float_array(X, "X", ndim=2)
     gamma = _gamma_value(gamma, X.shape[1])
-    scale = np.exp(-gamma * np.sum(X * X, axis=1))[:, None]
-    blocks = [np.ones((X.shape[0], 1))]
-    for j in range(1, int(max_degree) + 1):
-        blocks.append(math.sqrt((2 * gamma) ** j / math.factorial(j)) * polynomial_feature_map(X, j))
-    return scale * np.concatenate(blocks, axis=1)
+    k, top = X.shape[1], int(max_degree)
+    _check_feature_dimension(X.shape[0], sum(math.comb(k + j - 1, j) for j in range(top + 1)),
+                             "max_degree", top)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        scale = np.exp(-gamma * np.sum(X * X, axis=1))[:, None]
+        blocks = [np.ones((X.shape[0], 1))]
+        for j in range(1, top + 1):
+            # sqrt((2 gamma)^j / j!) in logs: both parts overflow a float long before the ratio
+            coef = math.exp(0.5 * (j * math.log(2 * gamma) - math.lgamma(j + 1)))
+            blocks.append(coef * polynomial_feature_map(X, j))
+        values = scale * np.concatenate(blocks, axis=1)
+    return _finite_values(values, "rbf_feature_map", "lower max_degree or gamma, or scale X down")
 
 
 @validate_params({"K": ["array-like"]})

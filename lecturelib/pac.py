@@ -165,7 +165,10 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
     up = np.atleast_2d(np.asarray(upper, dtype=float))
     if lo.shape != up.shape or lo.shape[1] != tl.size:
         raise ValueError("lower and upper must have the target's dimension")
-    empty = np.isnan(lo).any(axis=1)
+    empty = np.isnan(lo).all(axis=1) & np.isnan(up).all(axis=1)
+    if np.isnan(lo[~empty]).any() or np.isnan(up[~empty]).any():
+        raise ValueError("lower and upper have NaN corners in a box that is not empty: an "
+                         "empty box is a row of NaN in both, any other NaN is an error")
     lo_c = np.where(empty[:, None], 0.0, np.clip(lo, 0, 1))
     up_c = np.where(empty[:, None], 0.0, np.clip(up, 0, 1))
     vol_h = np.where(empty, 0.0, np.prod(np.maximum(up_c - lo_c, 0), axis=1))

@@ -676,6 +676,9 @@ def _second_view(Y, y):
 
 
 def _as_two_views(est, X, Y, reset=True):
+    if hasattr(Y, "toarray") or hasattr(Y, "sparse"):   # scipy.sparse or a sparse pandas frame
+        raise TypeError(f"Sparse data was passed for the second view Y of {type(est).__name__}, "
+                        "but dense data is required; use Y.toarray()")
     X, Y = validate_data(est, X, Y, dtype=np.float64, multi_output=True, y_numeric=True,
                          reset=reset)
     # validate_data converts X only: the second view keeps its dtype (float32, int, bool),

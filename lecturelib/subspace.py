@@ -203,6 +203,9 @@ def projection_residuals(K, K_new, diag_new, k):
     diag_new = as_float_array(diag_new, "diag_new", ndim=1)
     if diag_new.shape[0] != K_new.shape[0]:
         raise ValueError("diag_new must have one entry per row of K_new")
+    if np.any(diag_new < 0):
+        raise ValueError("diag_new must be non-negative: its entries are kernel values "
+                         f"k(x, x) = |phi(x)|^2, got {diag_new.min():.4g}")
     scalar = np.ndim(k) == 0
     ks = [check_positive_int(kk if scalar else int(kk), "k", upper=m,
                              upper_name="the number of training points")
@@ -471,10 +474,16 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     1.9207
     """
     rho = as_float_array(correlations, "correlations", ndim=1)
-    if np.any(np.abs(rho) > 1 + 1e-9):
-        raise ValueError("correlations must lie in [-1, 1]")
+    if np.any(rho < 0) or np.any(rho > 1 + 1e-9):
+        raise ValueError("correlations must lie in [0, 1] (canonical correlations are the "
+                         f"largest correlations of the directions, never negative), got "
+                         f"{rho.min():.4g} to {rho.max():.4g}")
     diag_a = as_float_array(diag_a, "diag_a", ndim=1)
     diag_b = as_float_array(diag_b, "diag_b", ndim=1)
+    for name, diag in (("diag_a", diag_a), ("diag_b", diag_b)):
+        if np.any(diag < 0):
+            raise ValueError(f"{name} must be non-negative: its entries are kernel values "
+                             f"k(x, x) = |phi(x)|^2, got {diag.min():.4g}")
     if diag_a.shape != diag_b.shape:
         raise ValueError("diag_a and diag_b must have the same length (one entry per sample)")
     delta = float(delta)

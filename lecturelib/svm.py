@@ -152,6 +152,9 @@ def kkt_violation(mu, y, K, C, intercept):
     mu = as_float_array(mu, "mu", ndim=1)
     y = _check_signs(y, mu.size)
     K = as_float_array(K, "K", ndim=2)
+    if K.shape != (mu.size, mu.size):
+        raise ValueError(f"K must be the square Gram matrix of the {mu.size} points of mu, "
+                         f"got shape {K.shape}")
     margins = y * (K @ (mu * y) + float(intercept))
     atol = 1e-9 * C
     viol = [0.0, abs(float(y @ mu)), float(np.max(-mu, initial=0)), float(np.max(mu - C, initial=0))]

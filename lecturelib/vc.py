@@ -494,6 +494,9 @@ def sauer_bound(m, d):
     return sum(math.comb(m, i) for i in range(min(d, m) + 1))
 
 
+_LOG_FLOAT_MAX = math.log(np.finfo(float).max)
+
+
 @validate_params({"m": [_NONNEGATIVE], "d": [_POSITIVE]})
 def sauer_exponential_bound(m, d):
     """:math:`(em/d)^d`, which bounds :math:`\\Phi_d(m)` for :math:`m \\ge d \\ge 1`.
@@ -505,8 +508,19 @@ def sauer_exponential_bound(m, d):
     184.7264
     >>> sauer_bound(10, 2)
     56
+
+    Below its range (``m < d``) the expression is no bound of :math:`\Phi_d(m) = 2^m`
+    (``(e/2)**2 = 1.85 < 2`` at m=1, d=2) and is refused, as is a bound beyond float64.
     """
-    return (math.e * int(m) / int(d)) ** int(d)
+    m, d = int(m), int(d)
+    if m < d:
+        raise ValueError(f"sauer_exponential_bound needs m >= d (its range), got m={m} < d={d}; "
+                         "for m < d the growth function is 2**m")
+    log_value = d * (1.0 + math.log(m / d))
+    if log_value > _LOG_FLOAT_MAX:
+        raise ValueError(f"(e m/d)^d overflows float64 for m={m}, d={d} (its log is "
+                         f"{log_value:.4g})")
+    return math.exp(log_value) if d > 50 else (math.e * m / d) ** d
 
 
 # ----------------------------------------------------------------------------- sine class
