@@ -336,15 +336,16 @@ def students(db, assignment: str) -> list[str]:
                                      "ORDER BY student", (assignment,))]
 
 
-def effective_results(db, assignment: str) -> list[dict]:
-    """Every result row of ``assignment`` with manual grades counted: ``student,
-    question, points, max, pending, kind, reason, rubric`` (applied items with their
-    points and text), ``comment``.  A pending answer counts 0 points."""
+def effective_results(db, assignment: str, question: str | None = None) -> list[dict]:
+    """Every result row of ``assignment`` (of one ``question``, if given) with manual
+    grades counted: ``student, question, points, max, pending, kind, reason, rubric``
+    (applied items with their points and text), ``comment``.  A pending answer counts 0."""
     items = {q["id"]: rubric(db, assignment, q["id"]) for q in questions(db, assignment)
-             if q["kind"] == "written"}
+             if q["kind"] == "written" and question in (None, q["id"])}
     out = []
     for student, qid in db.execute("SELECT student, question FROM results WHERE assignment=? "
-                                   "ORDER BY student", (assignment,)).fetchall():
+                                   "AND (? IS NULL OR question=?) ORDER BY student",
+                                   (assignment, question, question)).fetchall():
         state = grade_state(db, assignment, student, qid, items.get(qid))
         graded = state["version"] > 0 and not state["stale"]
         by_id = {i["id"]: i for i in items.get(qid, [])}
@@ -382,7 +383,7 @@ def report_for(db, assignment: str, student: str) -> GradeReport:
 
 def progress(db, assignment: str, qid: str) -> tuple[int, int]:
     """``(graded, answers)`` of a written question: answers no longer pending, of all."""
-    rows = [r for r in effective_results(db, assignment) if r["question"] == qid]
+    rows = effective_results(db, assignment, qid)
     return sum(not r["pending"] for r in rows), len(rows)
 
 
