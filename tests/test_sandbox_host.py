@@ -12,6 +12,9 @@ import json
 import os
 import resource
 import secrets
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -95,6 +98,28 @@ for number, args in ((250, (0, -3, 0)), (425, (1, params)), (323, (0,))):  # key
 '''
     rep = grade(hostile(toy, "syscalls", code), toy)
     assert scores(rep) == HONEST, rep.table()
+
+
+I386_GETPID = r'''
+import ctypes, mmap
+code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+code.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))  # mov eax, 20 (i386 getpid); int 0x80; ret
+print(ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(code)))(), flush=True)
+'''
+
+
+def test_a_call_through_the_i386_abi_kills_the_process():
+    """The 32-bit ABI has other system call numbers, which a filter written for x86-64
+    would let through: libseccomp's filter kills the process instead (SIGSYS)."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the machine code below is x86's")
+    command = [sys.executable, "-I", "-c", I386_GETPID]
+    outside = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    if not outside.stdout.strip().isdigit():
+        pytest.skip("this kernel has no i386 ABI to call through")
+    with sandbox.sandbox_command(sandbox.Limits(), command) as (argv, fds):
+        inside = subprocess.run(argv, pass_fds=fds, capture_output=True, text=True, timeout=60)
+    assert inside.stdout == "" and inside.returncode == 128 + signal.SIGSYS, inside
 
 
 def test_the_sandbox_user_is_never_host_root(toy):

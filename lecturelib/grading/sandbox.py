@@ -195,8 +195,9 @@ DENIED_PERSONALITY_FLAGS = (0x0040000, 0x0100000, 0x0200000, 0x0400000)
 @functools.lru_cache(maxsize=None)
 def seccomp_program() -> bytes:
     """The seccomp BPF program bubblewrap loads (``--seccomp``): allow by default, refuse
-    :data:`DENIED_SYSCALLS` and dangerous ``personality`` flags with EPERM.  Built with
-    libseccomp, which also kills any call made through another architecture's ABI."""
+    :data:`DENIED_SYSCALLS` and dangerous ``personality`` flags with EPERM, and kill the
+    process that makes a call through another architecture's ABI (whose numbers differ).
+    Built with libseccomp."""
     try:
         import pyseccomp as seccomp
     except (ImportError, OSError, RuntimeError) as exc:
@@ -204,6 +205,7 @@ def seccomp_program() -> bytes:
                                  f"(pip install pyseccomp; apt-get install libseccomp2): {exc}") from None
     deny = seccomp.ERRNO(errno.EPERM)
     program = seccomp.SyscallFilter(seccomp.ALLOW)
+    program.set_attr(seccomp.Attr.ACT_BADARCH, seccomp.KILL_PROCESS)  # e.g. int 0x80 on x86-64
     for name in DENIED_SYSCALLS:
         if seccomp.resolve_syscall(seccomp.Arch.NATIVE, name) >= 0:  # unknown here: absent
             program.add_rule(deny, name)
