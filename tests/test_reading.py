@@ -45,7 +45,9 @@ chapter and appendix in ``APPARATUS_CHAPTERS``:
   f-string fields (``{x:8.3f}``, ``{name:<12}``), ``str.ljust``/``rjust``/``center``, or
   ``%``/``format`` fields with a width; nor does its output look like an ASCII table
   (three or more lines whose columns line up on runs of spaces);
-- code lines the reader sees fit the column (at most 77 characters).
+- code lines the reader sees fit the column (at most 77 characters);
+- every in-chapter exercise has a title that ends with its kind: "(computation)",
+  "(derivation)" or "(proof)".
 """
 
 from __future__ import annotations
@@ -516,6 +518,19 @@ def test_no_visible_cell_prints_a_hand_padded_table(path):
         if long:
             faults.append(f"cell {index}: {len(long)} code line(s) longer than {CODE_COLUMN}")
     assert not faults, f"{path.name}:\n" + "\n".join(faults)
+
+
+EXERCISE = re.compile(r"^```\{exercise\}(.*)$", re.M)
+KINDS = ("(computation)", "(derivation)", "(proof)")
+
+
+@APPARATUS
+def test_every_exercise_says_its_kind(path):
+    titles = [t.strip() for _, _, source in cells(path, "markdown")
+              for t in EXERCISE.findall(source)]
+    untold = [t or "(no title)" for t in titles if not t.endswith(KINDS)]
+    assert not untold, (f"{path.name}: exercises whose title does not end with "
+                        f"{' / '.join(KINDS)}: {untold}")
 
 
 @pytest.mark.parametrize("source, expected", [
