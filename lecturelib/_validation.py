@@ -23,6 +23,7 @@ __all__ = [
     "check_symmetric_psd",
     "input_eps",
     "rounding_tolerance",
+    "check_squares_finite",
     "check_positive_int",
     "InvalidParameterError",
     "Interval",
@@ -125,6 +126,23 @@ def rounding_tolerance(x, n_terms=1, *, floor=0.0):
     is allowed its own round-off.
     """
     return max(float(floor), float(n_terms) * input_eps(x))
+
+
+def check_squares_finite(X, name):
+    """``X`` itself if its sums of squared entries (Gram matrices, covariances, squared
+    distances) are finite in float64; else a ``ValueError`` saying to rescale ``X``.
+
+    The test is on the largest entry: ``n_features * max|x|^2`` must stay below the
+    largest float (with a factor 4 of headroom for a distance, a difference of two points).
+    """
+    arr = np.asarray(X)
+    if arr.size and arr.dtype.kind == "f":
+        big = float(np.max(np.abs(arr)))
+        width = arr.shape[-1] if arr.ndim > 1 else 1
+        if big > np.sqrt(np.finfo(np.float64).max / (4.0 * width)):
+            raise ValueError(f"{name} has entries so large (max |entry| {big:.3g}) that their "
+                             "squares overflow float64; scale it down")
+    return X
 
 
 def check_symmetric_psd(K, name, *, tol=1e-8, symmetry_tol=1e-10):

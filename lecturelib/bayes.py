@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._validation import (
+    check_squares_finite,
     Interval,
     Options,
     as_float_array,
@@ -372,6 +373,7 @@ def gaussian_mle(X, covariance_type="full"):
      [0. 1.]]
     """
     X = as_float_array(X, "X", ndim=2)
+    X = check_squares_finite(X, "X")
     mean = X.mean(axis=0)
     Z = X - mean
     if covariance_type == "full":
@@ -456,7 +458,10 @@ def free_parameters(shape, structure="full"):
     """
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__"):
         raise TypeError("shape must be a sequence of integers")
-    sizes = [int(k) for k in shape]
+    try:
+        sizes = [int(k) for k in shape]
+    except (TypeError, ValueError, OverflowError):      # NaN, inf, text
+        raise ValueError(f"shape must contain positive integers, got {list(shape)!r:.80}") from None
     if len(sizes) < 2:
         raise ValueError(f"shape must list at least two variables, got {list(shape)}")
     if any(k < 1 for k in sizes) or any(float(k) != float(s) for k, s in zip(sizes, shape)):
@@ -546,6 +551,7 @@ class GaussianBayesClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         check_estimator_params(self)
         X, y = validate_data(self, X, y, dtype=np.float64)
+        X = check_squares_finite(X, "X")
         check_classification_targets(y)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         n_classes = self.classes_.size

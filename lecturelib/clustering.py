@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._tolerance import iteration_cap, tightened
 from ._validation import (
+    check_squares_finite,
     InstanceOf,
     Interval,
     Options,
@@ -252,6 +253,7 @@ def kmeans_objective(X, labels):
     2.0
     """
     X = as_float_array(X, "X", ndim=2)
+    X = check_squares_finite(X, "X")
     labels = _check_labels(labels, X.shape[0])
     k = int(labels.max()) + 1
     counts = np.bincount(labels, minlength=k)
@@ -845,6 +847,7 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         """Cluster ``X``; returns ``self``."""
         check_estimator_params(self)
         X = validate_data(self, X, dtype=np.float64)
+        X = check_squares_finite(X, "X")
         n, d = X.shape
         k, n_init = int(self.n_clusters), int(self.n_init)
         max_iter = iteration_cap(int(self.max_iter), self.tol)
@@ -1005,6 +1008,7 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         check_estimator_params(self)
         eps = input_eps(X)
         X = validate_data(self, X, dtype=np.float64)
+        X = check_squares_finite(X, "X")
         if self.kernel == "precomputed":
             # Kernel k-means is k-means in feature space: it needs a PSD kernel, PSD here to
             # within the round-off of the input's precision (n eps max|K|, by Weyl).

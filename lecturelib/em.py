@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._tolerance import iteration_cap, tightened
 from ._validation import (
+    check_squares_finite,
     Interval,
     Options,
     as_float_array,
@@ -76,8 +77,9 @@ class _PointMixture(DensityMixin, BaseEstimator):
     _param_names: tuple = ()
 
     def _validate_X(self, X, reset):
-        return validate_data(self, X, dtype=np.float64, reset=reset,
-                             ensure_min_samples=2 if reset else 1)
+        X = validate_data(self, X, dtype=np.float64, reset=reset,
+                          ensure_min_samples=2 if reset else 1)
+        return check_squares_finite(X, "X")
 
     def _log_joint(self, X, params):
         with np.errstate(divide="ignore"):

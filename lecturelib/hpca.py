@@ -84,7 +84,9 @@ def hpca_weights(c, gamma):
     1.3333 -4.0
     """
     c, gamma = float(c), float(gamma)
-    return min(1 / (1 - c**2), 1 / gamma), -min(1 / c**2, 1 / gamma)
+    # min(1/c^2, 1/gamma) compared as c^2 <= gamma: 1/c^2 overflows for tiny c
+    eta_plus = 1 / gamma if c * c <= gamma else 1 / (c * c)
+    return min(1 / (1 - c * c), 1 / gamma), -eta_plus
 
 
 def _psd_sqrt_solve(G, B, tol):
@@ -445,7 +447,7 @@ def balanced_pair_risk(sq_dists, same, c):
     d, s = _check_pairs(sq_dists, same)
     if s.all() or not s.any():
         raise ValueError("balanced_pair_risk needs both positive and negative pairs")
-    c2 = float(c) ** 2
+    c2 = float(c) * float(c)      # inf for a huge c, and the comparisons still hold
     return 0.5 * float(np.mean(d[s] >= c2)) + 0.5 * float(np.mean(d[~s] <= c2))
 
 

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from ._tolerance import cvxpy_settings, default_cvxpy_settings, iteration_cap, tightened
 from ._validation import (
+    check_squares_finite,
     Interval,
     Options,
     as_float_array,
@@ -105,8 +106,8 @@ def mahalanobis(x, y, M):
     >>> round(mahalanobis([0.0, 0.0], [1.0, 1.0], M), 4)
     2.2361
     """
-    x = as_float_array(x, "x", ndim=(1, 2))
-    y = as_float_array(y, "y", ndim=(1, 2))
+    x = check_squares_finite(as_float_array(x, "x", ndim=(1, 2)), "x")
+    y = check_squares_finite(as_float_array(y, "y", ndim=(1, 2)), "y")
     if x.shape[-1] != y.shape[-1]:
         raise ValueError(f"x and y must have the same number of features, got {x.shape} and {y.shape}")
     M = _check_metric_matrix(M, x.shape[-1])
@@ -135,9 +136,9 @@ def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
      [4. 0. 5.]
      [1. 5. 0.]]
     """
-    X = as_float_array(X, "X", ndim=2)
+    X = check_squares_finite(as_float_array(X, "X", ndim=2), "X")
     same = Y is None
-    Y = X if same else as_float_array(Y, "Y", ndim=2)
+    Y = X if same else check_squares_finite(as_float_array(Y, "Y", ndim=2), "Y")
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}")
     if M is not None:
@@ -1169,6 +1170,9 @@ class ITML(_MetricTransformer):
         with np.errstate(over="ignore", under="ignore"):
             self.bounds_ = np.array([u, l]) * s * s
             self.slack_ = xi * s * s
+        if not (np.all(np.isfinite(self.bounds_)) and np.all(np.isfinite(self.slack_))):
+            raise ValueError(f"ITML: the squared distances of X (about {s:.3g}**2) overflow "
+                             "float64, and so would bounds_ and slack_; scale X down")
         self.pairs_, self.pair_labels_ = pairs, delta.astype(int)
         self._set_metric(M)
         return self

@@ -33,6 +33,7 @@ from ._validation import (
     as_float_array,
     check_estimator_params,
     check_symmetric_psd,
+    check_squares_finite,
     input_eps,
     validate_params,
 )
@@ -249,7 +250,7 @@ class PCA(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Fit the principal axes to ``X`` of shape (n_samples, n_features)."""
         check_estimator_params(self)
-        X = validate_data(self, X, dtype=np.float64)
+        X = check_squares_finite(validate_data(self, X, dtype=np.float64), "X")
         n, d = X.shape
         _check_at_least_two_samples(n, "PCA")
         k = _check_n_components(self.n_components, min(n, d), "min(n_samples, n_features)")
@@ -393,7 +394,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         """Fit on ``X`` (or on a Gram matrix with ``kernel="precomputed"``)."""
         check_estimator_params(self)
         eps = input_eps(X)
-        X = validate_data(self, X, dtype=np.float64)
+        X = check_squares_finite(validate_data(self, X, dtype=np.float64), "X")
         m = X.shape[0]
         _check_at_least_two_samples(m, "KernelPCA")
         if self.kernel == "precomputed":

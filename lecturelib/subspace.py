@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._tolerance import cvxpy_settings
 from ._validation import (
+    check_squares_finite,
     Interval,
     Options,
     as_float_array,
@@ -207,6 +208,9 @@ def projection_residuals(K, K_new, diag_new, k):
         raise ValueError("diag_new must be non-negative: its entries are kernel values "
                          f"k(x, x) = |phi(x)|^2, got {diag_new.min():.4g}")
     scalar = np.ndim(k) == 0
+    if not scalar and np.asarray(k).dtype.kind not in "iu":
+        raise ValueError(f"k must be an integer or an array of integers, got dtype "
+                         f"{np.asarray(k).dtype}")
     ks = [check_positive_int(kk if scalar else int(kk), "k", upper=m,
                              upper_name="the number of training points")
           for kk in np.atleast_1d(k)]
@@ -282,6 +286,7 @@ def kernel_pca_residual_bound(K, k, delta=0.05, R2=None, return_terms=False):
     {'empirical': 0.1021, 'complexity': 0.1839, 'confidence': 0.627}
     """
     K = check_symmetric_psd(K, "K")
+    K = check_squares_finite(K, "K")
     m = K.shape[0]
     k = check_positive_int(k, "k", upper=m, upper_name="the sample size")
     delta = float(delta)
@@ -356,6 +361,7 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
     [1 2]
     """
     K = check_symmetric_psd(K, "K")
+    K = check_squares_finite(K, "K")
     m = K.shape[0]
     ks = np.atleast_1d(np.asarray(ks))
     if ks.ndim != 1 or not np.issubdtype(ks.dtype, np.integer):

@@ -509,7 +509,7 @@ def sauer_exponential_bound(m, d):
     >>> sauer_bound(10, 2)
     56
 
-    Below its range (``m < d``) the expression is no bound of :math:`\Phi_d(m) = 2^m`
+    Below its range (``m < d``) the expression is no bound of :math:`\\Phi_d(m) = 2^m`
     (``(e/2)**2 = 1.85 < 2`` at m=1, d=2) and is refused, as is a bound beyond float64.
     """
     m, d = int(m), int(d)
@@ -725,7 +725,10 @@ def margin_vc_bound(radius, margin, n_features):
     6
     """
     R, g, n = float(radius), float(margin), int(n_features)
-    return int(min(math.ceil(R**2 / g**2), n) + 1)
+    ratio = R / g if g >= 1e-300 else math.inf   # R**2 and g**2 over- and underflow early
+    if ratio >= math.sqrt(n):
+        return n + 1
+    return int(min(math.ceil(ratio * ratio), n) + 1)
 
 
 # ----------------------------------------------------------------------------- lower bound

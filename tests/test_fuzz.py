@@ -1,0 +1,339 @@
+"""Fuzz every public name of the library with extreme, degenerate and malformed input.
+
+The cases are generated, not listed: from each function's ``@validate_params`` table and
+each estimator's ``_parameter_constraints`` (``lecturelib/_validation.py``), and from the
+*role* of each array argument, read from its name (a data matrix ``X``, labels ``y``, a
+Gram matrix ``K``, a probability vector ``p``, a boolean ``mask`` ...).  A function or
+estimator declared tomorrow is fuzzed without a line here.
+
+For each public name a *base call* is found first: the declared defaults, and for each
+required argument the candidates of its role (or of its constraints) tried in turn until
+the call succeeds.  Then one argument at a time is replaced by
+
+- numbers: the ends of the declared interval, a tiny positive (1e-300) and a huge value
+  (1e300) inside it, a large count (10**4) for integers;
+- arrays: a NaN entry, an infinite entry, the array times 1e300 and times 1e-300,
+  float32, empty, one dimension too many, strings.
+
+The only acceptable outcomes are a ``ValueError``/``TypeError`` (``InvalidParameterError``
+is both), or a result free of NaN and infinity when the input was finite.  Everything else
+(OverflowError, ZeroDivisionError, IndexError, a NaN or inf returned, a Rust panic) fails,
+and so does a case running longer than ``CASE_SECONDS``.  The cases are in the slow tier.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import itertools
+import math
+import signal
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+
+from lecturelib import _validation
+from lecturelib._validation import Elementwise, Interval
+
+pytestmark = pytest.mark.full
+
+# The library's own modules (plotting and the grader are other concerns with their tests).
+MODULES = ["bayes", "maxent", "em", "kernels", "svm", "spectral", "clustering", "pac", "vc",
+           "subspace", "hpca", "metric", "datasets"]
+CASE_SECONDS = 5.0
+MAX_BASE_TRIES = 40
+# Fitted attributes that are infinite by definition: SVC's margin 2/||w|| when w = 0 (all
+# multipliers zero, e.g. at C = 1e-300), documented as such.
+INFINITE_BY_DEFINITION = {"margin_"}
+# Parameters whose extreme values ask an iterative method for (nearly) unbounded work: a
+# tol of 0 or 1e-300, or ITML's nearly hard constraints at gamma = 1e300, run to the
+# iteration cap by design.  Such a case may outlast CASE_SECONDS; its outcome within the
+# bound is not judged (a result or an error that does come is).
+SLOW_BY_REQUEST = {("metric.ITML", "tol"), ("metric.ITML", "gamma"), ("svm.SVC", "tol"),
+                   ("metric.LMNN", "tol")}
+
+
+# ----------------------------------------------------------------------------- discovery
+
+def public_names():
+    """Every name in a module's ``__all__`` that is a function or a class (estimators too)."""
+    found = {}
+    for module_name in MODULES:
+        module = importlib.import_module(f"lecturelib.{module_name}")
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) or (inspect.isclass(obj)
+                                           and not issubclass(obj, BaseException)):
+                found[f"{module_name}.{name}"] = obj
+    return found
+
+
+def declared_table(obj):
+    """The declared constraints: ``_parameter_constraints`` of an estimator, else those of
+    ``@validate_params`` (on the function or the class's ``__init__``)."""
+    if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+        return dict(getattr(obj, "_parameter_constraints", {}))
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    return dict(getattr(target, "__parameter_constraints__", {}) or {})
+
+
+def is_estimator(obj):
+    return inspect.isclass(obj) and issubclass(obj, BaseEstimator)
+
+
+# ----------------------------------------------------------------------------- array roles
+
+RNG = np.random.default_rng(0)
+N = 12
+X2 = RNG.normal(size=(N, 3))
+LABELS = np.repeat([0, 1], N // 2)
+PSD = X2 @ X2.T + np.eye(N)
+PROB = np.array([0.2, 0.3, 0.5])
+MASK = np.zeros((N, N), dtype=bool)
+MASK[np.triu_indices(N, 1)] = True
+
+
+def role_candidates(name):
+    """Arrays to try for an array argument called ``name``, most likely first."""
+    lower = name.lower()
+    cands = []
+    if lower in ("y", "labels", "y_true", "y_pred", "labels_true", "labels_pred", "classes") \
+            or lower.startswith(("y_", "label")):
+        cands += [LABELS, np.array([0, 1, 2] * 4)]
+    if lower.startswith(("k", "gram", "s_", "cov", "sigma")) or lower in ("w", "a", "m", "s"):
+        cands += [PSD, np.eye(3), PSD[:3, :3]]
+    if "mask" in lower or lower.startswith(("is_", "similar", "must")):
+        cands += [MASK, np.ones(N, dtype=bool)]
+    if lower in ("p", "q", "prior", "priors", "weights", "probs", "pi") or "prob" in lower \
+            or lower.startswith(("p_", "q_", "prior", "post")):
+        cands += [PROB, np.full((2, 3), 1 / 3), np.array([0.5, 0.5])]
+    cands += [X2, X2[:, 0], LABELS, PSD, PROB, np.array([0.5, 0.5]), np.eye(3),
+              np.array([[0.0, 1.0], [2.0, 3.0]]), np.array([1.0, 2.0, 3.0]), 3.0, 0.5]
+    out, seen = [], set()
+    for c in cands:
+        key = (id(c))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def constraint_candidates(name, constraints):
+    """Accepted values of a non-array parameter: its constraints' examples, and for a
+    number a few more inside its interval (a relation such as m >= d may need them)."""
+    out = []
+    for c in constraints:
+        if c == "array-like":
+            continue
+        try:
+            out.append(_validation.valid_example(c))
+        except NotImplementedError:
+            continue
+        if isinstance(c, Interval):
+            more = [2, 5, 10] if c.kind is Integral else [0.5, 1.0, 2.0, 0.1]
+            out += [v for v in more if c.is_satisfied_by(v) and v not in out]
+    return out
+
+
+# ----------------------------------------------------------------------------- running one case
+
+class CaseTimeout(BaseException):
+    """Raised by the alarm; a ``BaseException`` so that no ``except Exception`` eats it."""
+
+
+def _alarm(signum, frame):
+    raise CaseTimeout()
+
+
+def run_bounded(func, seconds=CASE_SECONDS):
+    """``func()`` with a wall-clock limit (SIGALRM); returns ("ok", value) or ("raised", exc)."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with np.errstate(all="ignore"):
+                return "ok", func()
+    except CaseTimeout as exc:
+        return "raised", exc
+    except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return "raised", exc
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def call(obj, args):
+    """Call a function, or construct a class (and fit an estimator on X, y)."""
+    if is_estimator(obj):
+        args = dict(args)
+        X, y = args.pop("__X__"), args.pop("__y__", None)
+        est = obj(**args)
+        return est.fit(X) if y is None else est.fit(X, y)
+    return obj(**args)
+
+
+def non_finite(value, depth=0):
+    """True if ``value`` holds a NaN or infinity (arrays, numbers, tuples, dicts, fitted attributes)."""
+    if depth > 3:
+        return False
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        return False
+    if isinstance(value, (int, np.integer)):
+        return False                                  # exact, however large
+    if isinstance(value, (Real, np.number)):
+        try:
+            return not math.isfinite(float(value))
+        except (TypeError, OverflowError):
+            return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "fc" and not np.all(np.isfinite(value))
+    if isinstance(value, dict):
+        return any(non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(non_finite(v, depth + 1) for v in value[:10000])
+    if isinstance(value, BaseEstimator):
+        return any(non_finite(v, depth + 1) for k, v in vars(value).items()
+                   if k.endswith("_") and not k.startswith("_") and not k.endswith("history_")
+                   and k not in INFINITE_BY_DEFINITION)
+    if hasattr(value, "__dataclass_fields__"):
+        return any(non_finite(getattr(value, k), depth + 1) for k in value.__dataclass_fields__)
+    return False
+
+
+def acceptable(outcome, value, finite_input):
+    """None if the outcome is acceptable, else what went wrong."""
+    if outcome == "raised":
+        if isinstance(value, CaseTimeout):
+            return f"took longer than {CASE_SECONDS} s"
+        if isinstance(value, (ValueError, TypeError)):
+            return None
+        return f"{type(value).__name__}: {str(value)[:160]}"
+    if finite_input and non_finite(value):
+        return "returned NaN or infinity from finite input"
+    return None
+
+
+# ----------------------------------------------------------------------------- base calls
+
+def required_params(obj):
+    target = obj.__init__ if inspect.isclass(obj) else obj
+    params = [p for p in inspect.signature(target).parameters.values()
+              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    return params
+
+
+def base_call(obj):
+    """Arguments of a successful call (``None`` if no candidate combination succeeds)."""
+    table = declared_table(obj)
+    options = {}
+    for p in required_params(obj):
+        if is_estimator(obj) or p.default is not inspect.Parameter.empty:
+            continue                                  # defaults are valid by declaration
+        constraints = table.get(p.name, ["array-like"])
+        cands = role_candidates(p.name) if "array-like" in constraints else []
+        cands += constraint_candidates(p.name, constraints)
+        options[p.name] = cands or [None]
+    if is_estimator(obj):
+        options["__X__"] = [X2, PSD, np.abs(X2), (X2 > 0).astype(float)]
+        options["__y__"] = [LABELS, None, X2[:, :2]]
+    names = list(options)
+    for values in itertools.islice(itertools.product(*(options[n] for n in names)),
+                                   MAX_BASE_TRIES):
+        args = dict(zip(names, values))
+        outcome, value = run_bounded(lambda: call(obj, args))
+        if outcome == "ok" and not non_finite(value):
+            return args
+    return None
+
+
+# ----------------------------------------------------------------------------- mutations
+
+def number_extremes(constraint):
+    """Accepted extreme values of an ``Interval`` (its closed ends, tiny, huge, a large count)."""
+    if not isinstance(constraint, Interval):
+        return []
+    if constraint.kind is Integral:
+        # no huge counts: a valid request for a large workload is slow by design
+        vals = [constraint.left, (constraint.left or 0) + 1, constraint.right]
+    else:
+        lo = 0.0 if constraint.left is None else float(constraint.left)
+        vals = [constraint.left, constraint.right, lo + 1e-300, lo + 1e-12, 1e300, -1e300,
+                lo + 1.0 - 1e-12 if constraint.right == 1 else None]
+    return [v for v in vals if v is not None and constraint.is_satisfied_by(v)]
+
+
+def array_mutations(arr):
+    """(label, value, finite) for one array argument."""
+    a = np.asarray(arr)
+    out = []
+    if a.dtype.kind in "biuf" and a.size:
+        f = a.astype(float)
+        nan, inf = f.copy(), f.copy()
+        nan.flat[0], inf.flat[-1] = np.nan, np.inf
+        out += [("nan", nan, False), ("inf", inf, False),
+                ("times1e300", f * 1e300, True), ("times1e-300", f * 1e-300, True),
+                ("float32", a.astype(np.float32), True)]
+    out += [("empty", np.empty((0,) + a.shape[1:]), True),
+            ("extra-dim", a[..., None] if a.ndim else np.array([[a]]), True),
+            ("strings", np.full(a.shape or (1,), "x"), True)]
+    return out
+
+
+def mutations(obj, base):
+    """(case id, arguments, finite input) for every mutation of the base call."""
+    table = declared_table(obj)
+    out = []
+    array_args = [k for k, v in base.items() if isinstance(v, np.ndarray)]
+    for name in array_args:
+        for label, value, finite in array_mutations(base[name]):
+            out.append((f"{name}:{label}", {**base, name: value}, finite))
+    for name, constraints in sorted(table.items()):
+        for c in constraints:
+            values = number_extremes(c.interval if isinstance(c, Elementwise) else c)
+            for v in values:
+                v = [v] if isinstance(c, Elementwise) else v
+                out.append((f"{name}={v!r}"[:60], {**base, name: v}, True))
+    return out
+
+
+# ----------------------------------------------------------------------------- the tests
+
+NAMES = public_names()
+
+
+def test_discovery_covers_every_module():
+    modules = {key.split(".")[0] for key in NAMES}
+    assert modules == set(MODULES) and len(NAMES) >= 150
+
+
+# Failures found and left to the owner of the code (named in the report of issue 37); not
+# strict, so the fix passes without editing this table.
+KNOWN_FAILURES = {
+    "subspace.gram_schmidt_bound": "R=1e300 ends in OverflowError; the function is being "
+                                   "rewritten for an erratum by another developer",
+}
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[k]))
+                                 if k in KNOWN_FAILURES else k for k in sorted(NAMES)])
+def test_fuzz(key):
+    obj = NAMES[key]
+    base = base_call(obj)
+    if base is None:
+        pytest.skip(f"no base call found for {key} from its declared parameters and roles")
+    failures = []
+    for case_id, args, finite in mutations(obj, base):
+        outcome, value = run_bounded(lambda: call(obj, args))
+        problem = acceptable(outcome, value, finite)
+        param = case_id.split("=")[0].split(":")[0]
+        if isinstance(value, CaseTimeout) and (key, param) in SLOW_BY_REQUEST:
+            continue
+        if problem:
+            failures.append(f"{key}({case_id}): {problem}")
+    assert not failures, "\n".join(failures)
