@@ -531,10 +531,10 @@ def polynomial_feature_map(X, degree, theta=0.0):
     with np.errstate(over="ignore", invalid="ignore"):
         for e in exps:
             rest = d - int(e.sum())
-            # in logs: the multinomial coefficient and theta**rest overflow floats early
-            log_coef = 0.5 * (math.log(_multinomial(d, list(e) + [rest]))
-                              + (rest * math.log(theta) if rest else 0.0))
-            coef = math.exp(log_coef) if log_coef < 700 else math.inf
+            try:
+                coef = math.sqrt(_multinomial(d, list(e) + [rest])) * theta ** (rest / 2.0)
+            except OverflowError:    # a coefficient beyond float64: refused below
+                coef = math.inf
             cols.append(coef * np.prod(X ** e[None, :], axis=1))
         values = np.stack(cols, axis=1)
     return _finite_values(values, "polynomial_feature_map", "lower the degree or scale X down")
@@ -594,8 +594,11 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
         scale = np.exp(-gamma * np.sum(X * X, axis=1))[:, None]
         blocks = [np.ones((X.shape[0], 1))]
         for j in range(1, top + 1):
-            # sqrt((2 gamma)^j / j!) in logs: both parts overflow a float long before the ratio
-            coef = math.exp(0.5 * (j * math.log(2 * gamma) - math.lgamma(j + 1)))
+            try:
+                coef = math.sqrt((2 * gamma) ** j / math.factorial(j))
+            except OverflowError:
+                # both parts overflow a float long before their ratio: in logs
+                coef = math.exp(0.5 * (j * math.log(2 * gamma) - math.lgamma(j + 1)))
             blocks.append(coef * polynomial_feature_map(X, j))
         values = scale * np.concatenate(blocks, axis=1)
     return _finite_values(values, "rbf_feature_map", "lower max_degree or gamma, or scale X down")

@@ -337,9 +337,13 @@ def hoeffding_bound(m, eps, a=0.0, b=1.0, two_sided=True):
     if not (float(b) > float(a)):
         raise ValueError(f"need a < b, got a={a}, b={b}")
     m = _sizes(m)
-    with np.errstate(over="ignore"):   # b - a may be inf: then eps / (b - a) = 0
-        ratio = float(eps) / (np.float64(b) - np.float64(a))  # squared last: eps**2 overflows
-    out = (2.0 if two_sided else 1.0) * np.exp(-2 * ratio * ratio * m)
+    try:
+        exponent = -2 * float(eps) ** 2 * m / (b - a) ** 2
+    except (OverflowError, ZeroDivisionError):   # eps**2 or (b - a)**2 beyond float64
+        with np.errstate(over="ignore"):         # an infinite exponent gives exp = 0
+            ratio = float(eps) / (np.float64(b) - np.float64(a))
+            exponent = -2 * ratio * ratio * m
+    out = (2.0 if two_sided else 1.0) * np.exp(exponent)
     return float(out) if out.ndim == 0 else out
 
 

@@ -725,10 +725,11 @@ def margin_vc_bound(radius, margin, n_features):
     6
     """
     R, g, n = float(radius), float(margin), int(n_features)
-    ratio = R / g if g >= 1e-300 else math.inf   # R**2 and g**2 over- and underflow early
-    if ratio >= math.sqrt(n):
-        return n + 1
-    return int(min(math.ceil(ratio * ratio), n) + 1)
+    try:
+        return int(min(math.ceil(R**2 / g**2), n) + 1)
+    except (OverflowError, ZeroDivisionError):     # R**2 or g**2 beyond float64's range
+        ratio = R / g if g > 0 else math.inf
+        return n + 1 if ratio >= math.sqrt(n) else int(min(math.ceil(ratio * ratio), n) + 1)
 
 
 # ----------------------------------------------------------------------------- lower bound
