@@ -768,7 +768,7 @@ class LMNN(_MetricTransformer):
     changes the loss by less than ``tol`` (relative), when the step has collapsed below
     :math:`10^{-12}\|M\|_F/\|\nabla\|_F`, or at ``max_iter``.  This first-order method
     stalls short of the optimum (0.8% above it on standardised wine), so with
-    ``solver="active-set"`` (the default ``"auto"`` where :math:`d \le 30`) the exact
+    ``solver="active-set"`` (the default ``"auto"`` where :math:`d \le 20`) the exact
     optimum follows: the SDP restricted to the triplets whose margin is above -0.5 at the
     current :math:`M` is solved by Clarabel through cvxpy, and every
     triplet left out is checked at its solution; any with a positive hinge joins the
@@ -799,7 +799,10 @@ class LMNN(_MetricTransformer):
         First step size (in the units of the standardised data); by default
         ``0.1 * ||M0|| / ||gradient||``.
     solver : {"auto", "active-set", "subgradient"}, default="auto"
-        ``"auto"`` is ``"active-set"`` for at most 30 features, else ``"subgradient"``.
+        ``"auto"`` is ``"active-set"`` for at most 20 features, else ``"subgradient"``
+        (on breast cancer's 30 features the restricted SDPs are too large for Clarabel
+        here); where the exact stage fails, ``"auto"`` keeps the subgradient result with a
+        ``ConvergenceWarning`` and ``"active-set"`` raises the ``ValueError``.
     max_rounds : int, default=20
         Cap on the restricted solves of the active-set stage.
 
@@ -868,15 +871,21 @@ class LMNN(_MetricTransformer):
             solver = "active-set" if X.shape[1] <= _LMNN_ACTIVE_SET_MAX_FEATURES else "subgradient"
         M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
         self.n_rounds_ = 0
+        if solver == "active-set":
+            try:
+                M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
+                                                           self.max_rounds)
+                self.loss_history_.append(loss)
+            except ValueError as exc:
+                if self.solver != "auto":
+                    raise
+                # "auto" keeps the subgradient result, and says that it is not certified
+                solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
         if solver == "subgradient" and stop != "converged":
             warnings.warn(f"LMNN stopped {stop} before the relative change of the loss fell "
                           f"below tol={tightened(self.tol):g}; its loss may be above the "
                           "optimum: raise max_iter, or use solver='active-set'",
                           ConvergenceWarning, stacklevel=2)
-        if solver == "active-set":
-            M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
-                                                       self.max_rounds)
-            self.loss_history_.append(loss)
         self.loss_ = loss
         self._set_metric(M, scale)
         return self
@@ -922,7 +931,7 @@ class LMNN(_MetricTransformer):
         return best_M, best_loss, stop
 
 
-_LMNN_ACTIVE_SET_MAX_FEATURES = 30
+_LMNN_ACTIVE_SET_MAX_FEATURES = 20
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
 _LMNN_WORKING_MARGIN = 0.5

@@ -811,3 +811,19 @@ def test_learn_kernel_matrix_turns_a_clarabel_panic_into_a_value_error():
     """At lam=1e300 Clarabel panics in Rust (pyo3's PanicException, not an Exception)."""
     with pytest.raises(ValueError, match="Clarabel.*smaller lam"):
         metric.learn_kernel_matrix([0, 0, 1, 1], lam=1e300)
+
+
+def test_lmnn_auto_keeps_the_subgradient_result_with_a_warning_when_the_exact_stage_fails(
+        monkeypatch):
+    X, y = _small_problem(n=24)
+
+    def failing(*args, **kwargs):
+        raise ValueError("Clarabel failed")
+
+    monkeypatch.setattr(metric, "_lmnn_active_set", failing)
+    with pytest.warns(ConvergenceWarning, match="exact stage failed"):
+        est = metric.LMNN(n_neighbors=2).fit(X, y)
+    ref = metric.LMNN(n_neighbors=2, solver="subgradient").fit(X, y)
+    np.testing.assert_allclose(est.metric_, ref.metric_)
+    with pytest.raises(ValueError, match="Clarabel failed"):
+        metric.LMNN(n_neighbors=2, solver="active-set").fit(X, y)
