@@ -40,6 +40,27 @@ is drawn in the same rust colour in the PDF.  LaTeX numbers labelled equations i
 the chapter titles are unnumbered there (``secnumdepth`` -1), so each chapter's file
 starts the equation counter afresh under its own number: "(4.3)", "(A.1)", as in the HTML.
 
+The printed book leaves out what the HTML book folds away: the code of a cell tagged
+``hide-input`` or ``hide-cell`` (the plotting code of the figures) is dropped from the
+LaTeX document, its outputs stay.  The intro's sections form one unnumbered "Preface"
+ahead of Part I instead of three unnumbered chapters; LaTeX's bibliography is the book's
+one Bibliography chapter (the page ``bibliography.md`` only places it); a proof is set as
+text starting with an italic *Proof.* and ending with a square, not as an untitled box.
+
+The bibliography's labels are author-year ("Shashua, 2009", "Hastie et al., 2009",
+"Björck and Golub, 1973"), as the text cites: the pybtex style ``lecturelib`` (the
+``unsrt`` formatting, sorted by author and year, labels by :class:`AuthorYearLabels`).
+
+Accessibility and the browser: a figure's image without alt text (Sphinx would write its
+file name) gets the figure's caption as alt text; an in-chapter exercise's solution is a
+closed dropdown (sphinx-togglebutton folds ``.admonition.dropdown``), in both editions;
+a script sphinx-thebe adds once per build is written once per page (it was declared
+twice, a console error); the download button of a page downloads the notebook instead of
+opening its JSON in a new tab; the sidebar's section toggles have a name for screen
+readers, and the bibliography's entries are the items of its list (ARIA).  The search snippets are cut from the text without its
+math (raw TeX before MathJax) around the first word of the query found, and a page that
+matches several times is listed once, at its best hit.
+
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
 
@@ -154,7 +175,9 @@ def _skip_member(app, what, name, obj, skip, options):
 
 SEARCH_SUMMARIES = "search-summaries.js"
 _ARTICLE = re.compile(r'<article\b[^>]*class="bd-article"[^>]*>(.*)</article>', re.S)
-_DROPPED = re.compile(r'<(script|style)\b.*?</\1>|<a\b[^>]*class="headerlink"[^>]*>.*?</a>', re.S)
+_DROPPED = re.compile(r'<(script|style)\b.*?</\1>|<a\b[^>]*class="headerlink"[^>]*>.*?</a>'
+                      r'|<span\b[^>]*class="math[^"]*"[^>]*>.*?</span>'
+                      r'|<div\b[^>]*class="math[^"]*"[^>]*>.*?</div>', re.S)
 _SECTION_OPEN = re.compile(r'<section\b[^>]*?\bid="([^"]*)"[^>]*>')
 _BLOCK_END = re.compile(r"</(p|div|li|dt|dd|tr|td|th|h[1-6]|pre|table|figure|blockquote)>|<br\s*/?>")
 _TAG = re.compile(r"<(?!section id=|/section>)[^>]*>")
@@ -179,6 +202,37 @@ _SUMMARIES_JS = """\
     }
     return fetchPage(resource, init);
   };
+  // The snippet starts at the first word of the query the text contains (Sphinx looks for
+  // the stems, which the text often lacks: "entropi", "theori"), and each page is listed
+  // once, at its best-scoring hit.
+  // This file loads before searchtools.js: Search is patched once the page is parsed,
+  // before searchtools' own DOMContentLoaded listener runs the query.
+  document.addEventListener("DOMContentLoaded", () => {
+  Search.makeSearchSummary = (htmlText, keywords, anchor) => {
+    const text = Search.htmlToText(htmlText, anchor);
+    if (text === "") return null;
+    const query = new URLSearchParams(window.location.search).get("q") || "";
+    const words = query.toLowerCase().split(/\\s+/).filter((w) => w && !w.startsWith("-"));
+    const lower = text.toLowerCase();
+    const hits = [...words, ...keywords].map((w) => lower.indexOf(w.toLowerCase())).filter((i) => i > -1);
+    const start = hits.length ? Math.max(Math.min(...hits) - 80, 0) : 0;
+    const summary = document.createElement("p");
+    summary.classList.add("context");
+    summary.textContent = (start > 0 ? "..." : "") + text.substr(start, 240).trim()
+      + (start + 240 < text.length ? "..." : "");
+    return summary;
+  };
+  const perform = Search._performSearch;
+  Search._performSearch = (...args) => {
+    const results = perform(...args);
+    const best = new Map();
+    for (const result of results) {
+      const kept = best.get(result[0]);
+      if (kept === undefined || result[4] > kept[4]) best.set(result[0], result);
+    }
+    return results.filter((result) => best.get(result[0]) === result);
+  };
+  });
 })();
 """
 
@@ -307,6 +361,175 @@ def _equation_numbers_for_latex(app, doctree, docname):
         start.insert(0, nodes.raw("", tex, format="latex"))
 
 
+# ------------------------------------------------------------------------ the printed book
+
+def _folded_code_out_of_print(app, doctree, docname):
+    """In the PDF, drop the code of every cell the HTML book folds (``hide-input``, ``hide-cell``)."""
+    if app.builder.name != "latex":
+        return
+    for cell in list(doctree.findall(nodes.container)):
+        if cell.get("nb_element") == "cell_code" and cell.get("hide_mode") in ("input", "input+output", "all"):
+            for child in list(cell.children):
+                if child.get("nb_element") == "cell_code_source":
+                    cell.remove(child)
+
+
+def _preface_for_latex(app, doctree):
+    """In the PDF, the root page's sections become one unnumbered chapter, the Preface.
+
+    LaTeX takes the root page's title as the book's title; its sections would each be a
+    chapter of their own, unnumbered and ahead of Part I.  They become starred sections
+    of a "Preface" chapter listed in the contents.
+    """
+    if app.builder.name != "latex" or app.env.docname != app.config.root_doc:
+        return
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if top is None:
+        return
+    for section in [c for c in top.children if isinstance(c, nodes.section)]:
+        title = section.next_node(nodes.title)
+        heading = nodes.raw("", f"\\section*{{{tex_escape(title.astext())}}}\n", format="latex")
+        body = [c for c in section.children if c is not title]
+        section.replace_self([heading, *body])
+    opening = nodes.raw("", "\\chapter*{Preface}\\addcontentsline{toc}{chapter}{Preface}"
+                            "\\markboth{Preface}{Preface}\n", format="latex")
+    title = top.next_node(nodes.title)
+    top.insert(top.index(title) + 1 if title is not None else 0, opening)
+
+
+def _proofs_for_latex(app, doctree, docname):
+    """In the PDF, a proof is text: an italic "Proof." and a closing square, not an untitled box."""
+    if app.builder.name != "latex":
+        return
+    for box in list(doctree.findall(nodes.admonition)):
+        if "proof" not in box.get("classes", []) or box.next_node(nodes.title) is not None:
+            continue
+        body = list(box.children)
+        first = body[0] if body and isinstance(body[0], nodes.paragraph) else None
+        if first is not None and first.children and isinstance(first[0], nodes.Text):
+            head, sep, rest = first[0].astext().partition(". ")
+            if sep and head in ("Proof", "Sketch of proof"):
+                first.replace(first[0], nodes.emphasis("", f"{head}."))
+                first.insert(1, nodes.Text(" " + rest))
+        if body and isinstance(body[-1], nodes.paragraph):
+            body[-1] += nodes.raw("", "\\hfill$\\square$", format="latex")
+        box.replace_self(body)
+
+
+# ---------------------------------------------------------------------------- the HTML book
+
+def caption_alt_text(figure: nodes.figure) -> None:
+    """Give each image of ``figure`` without alt text the figure's caption as alt text."""
+    caption = figure.next_node(nodes.caption)
+    if caption is None or not caption.astext().strip():
+        return
+    for image in figure.findall(nodes.image):
+        if not image.get("alt") or image.get("alt") == image.get("uri"):
+            image["alt"] = caption.astext().strip()
+
+
+def _figures_and_solutions_for_html(app, doctree, docname):
+    """Alt text from captions; each exercise's solution a closed dropdown (the module docstring)."""
+    if app.builder.format != "html":
+        return
+    for figure in doctree.findall(nodes.figure):
+        caption_alt_text(figure)
+    for node in doctree.findall(nodes.Element):
+        if type(node).__name__ == "solution_node" and "dropdown" not in node["classes"]:
+            node["classes"].append("dropdown")
+
+
+def _scripts_once(app, pagename, templatename, context, doctree):
+    """Each inline script and script file once per page (sphinx-thebe adds its settings twice)."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, kept = set(), []
+    for script in scripts:
+        # The same inline script comes once with the file name None and once with "".
+        key = (getattr(script, "filename", script) or "",
+               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    context["script_files"] = kept
+
+
+_DOWNLOAD_LINK = re.compile(r'(<a href="[^"]*_sources/[^"]+\.ipynb") target="_blank"')
+# The theme's toggle of a table-of-contents entry's sections: a <summary> with only an icon.
+_NAMELESS_TOGGLE = '<summary><span class="toctree-toggle" role="presentation">'
+_NAMED_TOGGLE = '<summary aria-label="Show or hide the sections"><span class="toctree-toggle" role="presentation">'
+
+
+# Docutils writes the bibliography as role="list" with role="doc-biblioentry" items, which
+# ARIA 1.2 does not accept in a list (axe-core: aria-required-children); they are list items.
+_BIBLIOGRAPHY_ENTRY = re.compile(r'(<div class="citation" id="[^"]*") role="doc-biblioentry"')
+
+
+def rewrite_page(html: str) -> str:
+    """A built page with its download button downloading, its section toggles named and its
+    bibliography entries marked as the items of their list."""
+    html = _DOWNLOAD_LINK.sub(r"\1 download", html).replace(_NAMELESS_TOGGLE, _NAMED_TOGGLE)
+    return _BIBLIOGRAPHY_ENTRY.sub(r'\1 role="listitem"', html)
+
+
+def _rewrite_pages(app, exception):
+    """Each page's download button saves the notebook (``download``) instead of opening a
+    tab; each section toggle of the sidebar has a name for screen readers (WCAG 4.1.2)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob(f"*{app.builder.out_suffix}"):
+        html = page.read_text(encoding="utf-8")
+        changed = rewrite_page(html)
+        if changed != html:
+            page.write_text(changed, encoding="utf-8")
+
+
+# ------------------------------------------------------------------------ the bibliography
+
+def author_year_label(entry) -> str:
+    """"Shashua, 2009", "Cover and Thomas, 2006", "Hastie et al., 2009": the text's citation.
+
+    Names are read from the BibTeX source with its LaTeX decoded ("Bj\\"orck" -> "Björck");
+    the prefix of a name is kept ("von Luxburg").
+    """
+    from pybtex.richtext import Text
+
+    persons = entry.persons.get("author") or entry.persons.get("editor") or []
+    names = [Text.from_latex(" ".join(p.prelast_names + p.last_names)).render_as("text") for p in persons]
+    if not names:
+        raise ValueError(f"bibliography entry {entry.key!r} has no author or editor")
+    if len(names) == 1:
+        who = names[0]
+    elif len(names) == 2:
+        who = f"{names[0]} and {names[1]}"
+    else:
+        who = f"{names[0]} et al."
+    year = entry.fields.get("year")
+    if not year:
+        raise ValueError(f"bibliography entry {entry.key!r} has no year")
+    return f"{who}, {year}"
+
+
+def _register_bibliography_style():
+    """The pybtex style ``lecturelib``: ``unsrt`` entries, sorted by author and year, author-year labels."""
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.unsrt import Style as UnsrtStyle
+    from pybtex.style.labels import BaseLabelStyle
+
+    class AuthorYearLabels(BaseLabelStyle):
+        def format_labels(self, sorted_entries):
+            for entry in sorted_entries:
+                yield author_year_label(entry)
+
+    class AuthorYearStyle(UnsrtStyle):
+        default_label_style = "lecturelib_author_year"
+        default_sorting_style = "author_year_title"
+
+    register_plugin("pybtex.style.labels", "lecturelib_author_year", AuthorYearLabels, force=True)
+    register_plugin("pybtex.style.formatting", "lecturelib", AuthorYearStyle, force=True)
+
+
 def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
@@ -315,6 +538,13 @@ def setup(app):
     app.connect("doctree-read", _parts_for_latex)
     app.connect("doctree-resolved", _corrections_for_latex)
     app.connect("doctree-resolved", _equation_numbers_for_latex)
+    app.connect("doctree-read", _preface_for_latex)
+    app.connect("doctree-resolved", _folded_code_out_of_print)
+    app.connect("doctree-resolved", _proofs_for_latex)
+    app.connect("doctree-resolved", _figures_and_solutions_for_html)
+    app.connect("html-page-context", _scripts_once, priority=900)
+    app.connect("build-finished", _rewrite_pages)
+    _register_bibliography_style()
     # Before numpydoc (priority 500), which turns the sections into reST of its own.
     app.connect("autodoc-process-docstring", _process_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_member)

@@ -1,5 +1,8 @@
 """JupyterLab as a student uses it: ``make lab``, then a chapter and an exercise in Chromium.
 
+The chapter's Markdown is rendered as MyST (jupyterlab-myst): theorems, admonitions and
+roles, not their source text.
+
 The server is the one ``make lab`` starts (on a free loopback port, with a token), showing a
 scratch copy of one chapter and one exercise set so that JupyterLab's autosave never
 touches the course.  The chapter is copied without its stored outputs: every number the
@@ -143,8 +146,24 @@ def stored_line(path: Path, prefix: str) -> str:
     raise AssertionError(f"{path.name} prints no line starting with {prefix!r}")
 
 
+def assert_myst_rendered(page) -> None:
+    """jupyterlab-myst renders the chapter's MyST: theorems, admonitions and roles, not their source."""
+    cells = page.locator(f"{SHOWN_NOTEBOOK} .jp-MarkdownCell")
+    page.wait_for_function(f"() => document.querySelectorAll('{SHOWN_NOTEBOOK} .jp-MarkdownCell aside').length > 0",
+                           timeout=60_000)
+    text = "\n".join(cells.all_inner_texts())
+    raw = re.findall(r"```\{[\w:-]+\}|\{(?:cite|prf:ref|eq|numref|doc|py:\w+)\}`", text)
+    assert not raw, f"MyST source shown as text in JupyterLab: {sorted(set(raw))[:5]}"
+    nb = json.loads((ROOT / CHAPTER).read_text(encoding="utf-8"))
+    source = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    theorems = len(re.findall(r"^```\{prf:(?:theorem|proposition|definition|lemma)\}", source, re.M))
+    shown = page.locator(f"{SHOWN_NOTEBOOK} .jp-MarkdownCell aside.myst-proof").count()
+    assert theorems and shown >= theorems, f"{shown} theorem boxes rendered, {theorems} written"
+
+
 def test_lab_runs_a_chapter(browser, lab):
     page = open_notebook(browser, lab, CHAPTER)
+    assert_myst_rendered(page)
     run_menu(page, "Run All Cells")
     expected = stored_line(ROOT / CHAPTER, "prior P(h):")
     text = output_with(page, r"prior P\(h\):")
@@ -173,3 +192,4 @@ def test_lab_check_reports_an_unanswered_question(browser, lab):
     assert re.search(r"q1: 0 of \d+ public checks hold", text), text
     assert "FAIL" in text and why in text
     page.close()
+

@@ -118,14 +118,66 @@ def test_pdf_has_every_character(pdf_text):
     assert not missing, f"characters the PDF's fonts do not have (left out of the PDF): {missing}"
 
 
-def test_pdf_has_no_solutions(pdf_text):
+FOLDING_TAGS = {"hide-input", "hide-cell", "remove-input", "remove-cell"}
+
+
+def code_lines(folded: bool) -> list[str]:
+    """Distinctive code lines of the chapters' cells that the HTML book folds (or shows)."""
+    lines = []
+    for p in CHAPTERS:
+        for c in cells(p):
+            if c["cell_type"] != "code" or bool(FOLDING_TAGS & set(c["metadata"].get("tags", []))) != folded:
+                continue
+            lines += [line.strip() for line in "".join(c["source"]).splitlines()
+                      if len(line.strip()) >= MIN_CHARS and not line.strip().startswith("#")]
+    return lines
+
+
+def only_in(lines: list[str], elsewhere: list[str]) -> list[str]:
+    """The lines of ``lines`` that no line of ``elsewhere`` contains (after flattening)."""
+    other = "\n".join(flat(line) for line in elsewhere)
+    return [line for line in lines if flat(line) not in other]
+
+
+def test_pdf_has_no_graded_solutions(pdf_text):
     text = flat(pdf_text)
-    assert "Solutionto" not in text, "a {solution} block of a chapter is in the student PDF"
-    leaked = [(where, line) for where, line in solution_lines() if flat(line) in text]
-    assert not leaked, f"solution text in the student PDF (source, line): {leaked[:3]}"
-    # The same comparison finds the public code of the chapters, so it would find a leak.
-    public = [line.strip() for p in CHAPTERS for c in cells(p) if c["cell_type"] == "code"
-              for line in "".join(c["source"]).splitlines()
-              if len(line.strip()) >= MIN_CHARS and not line.strip().startswith("#")]
+    leaked = [(where, line) for where, line in solution_lines()
+              if not where.startswith("chapters/") and flat(line) in text]
+    assert not leaked, f"graded solution text in the student PDF (source, line): {leaked[:3]}"
+    # The same comparison finds the code of the chapters that is shown, so it would find a leak.
+    public = code_lines(folded=False)
     found = sum(flat(line) in text for line in public)
     assert public and found >= 0.95 * len(public), f"only {found} of {len(public)} chapter code lines found"
+
+
+def test_pdf_prints_no_folded_code(pdf_text):
+    """The plotting code the HTML book folds away (hide-input, hide-cell) is not printed."""
+    text = flat(pdf_text)
+    # Lines that the shown code, the exercises or the reference (lecturelib's signatures and
+    # examples) also print are not evidence either way.
+    printed_elsewhere = code_lines(folded=False) + [
+        line for p in EXERCISES for c in cells(p) for line in "".join(c["source"]).splitlines()]
+    printed_elsewhere += [line for p in (ROOT / "lecturelib").rglob("*.py")
+                          for line in p.read_text(encoding="utf-8").splitlines()]
+    folded = only_in(code_lines(folded=True), printed_elsewhere)
+    assert len(folded) > 100, f"only {len(folded)} folded code lines to look for"
+    printed = [line for line in folded if flat(line) in text]
+    assert not printed, f"{len(printed)} of {len(folded)} folded code lines are in the PDF: {printed[:3]}"
+
+
+def test_pdf_has_one_bibliography_and_a_preface(pdf_text):
+    """The contents (LaTeX's book.toc) list a Preface, then the parts, and one Bibliography."""
+    toc = (PDF_DIR / "_build" / "latex" / "book.toc").read_text(encoding="utf-8")
+    chapters = re.findall(r"\\contentsline \{chapter\}\{(.*?)\}\{", toc)
+    assert chapters.count("Bibliography") == 1, f"the contents list Bibliography {chapters.count('Bibliography')} times"
+    assert chapters[0] == "Preface" and chapters.count("Preface") == 1, chapters[:5]
+    intro = (ROOT / "intro.md").read_text(encoding="utf-8")
+    sections = re.findall(r"^## (.+)$", intro, re.M)
+    assert sections and not set(sections) & set(chapters), "an intro section is a chapter of the PDF"
+    assert "Proof Index" not in chapters, "the PDF lists the proofs' labels as an index"
+    # Sphinx dates the title page "Nov 26, 2026" (today_fmt) unless told not to.
+    first_page = pdf_text.split("\f", 1)[0]
+    assert not re.search(r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w* \d{1,2}, \d{4}", first_page), first_page
+    # The entries start with author-year labels, as the text cites them ("Shashua, 2009").
+    assert re.search(r"^Shashua, 2009\. Amnon Shashua", pdf_text, re.M), "no author-year label in the bibliography"
+    assert re.search(r"^Björck and Golub, 1973\. ", pdf_text, re.M), "the label of Björck and Golub is garbled"

@@ -2,9 +2,11 @@
 
 Usage: python tools/bookconfig.py instructor OUTDIR
 
-The instructor book differs from the student book in two ways only: solutions are shown
-(``hide_solutions: false``) and the Exercises part lists the solution notebooks instead
-of the student notebooks.  Deriving both files keeps the two builds from drifting apart.
+The instructor book differs from the student book in two ways only: it is marked as the
+instructor edition (``lecturelib_edition: instructor``: its downloads may hold answer code)
+and the Exercises part lists the solution notebooks instead of the student notebooks.
+(The chapters' short exercises show their solutions in both editions, ``hide_solutions:
+false``, as closed dropdowns.)  Deriving both files keeps the two builds from drifting apart.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ def instructor_config(config: dict) -> dict:
     sphinx = dict(config.get("sphinx", {}))
     sphinx_config = dict(sphinx.get("config", {}))
     sphinx_config["hide_solutions"] = False
+    sphinx_config["lecturelib_edition"] = "instructor"
     sphinx["config"] = sphinx_config
     config["sphinx"] = sphinx
     config["title"] = f"{config.get('title', '')} (instructor edition)"
