@@ -311,7 +311,7 @@ NOISE_NOTE = """\
   two-core machine, so every job is repeated until it has run for at least a second (up
   to 50 times) and the median is reported. Even so, ratios within about 10% of each other
   are not distinguishable here; read the largest sizes, where the times are longest.
-- **Load.** The row SVC-linear-C1e4 was measured alone (``--only``) on 26 November 2026 while
+- **Load.** The row of the linear kernel at C = 1e4 was measured alone (``--only``) on 26 November 2026 while
   other jobs kept the two cores busy (load average about 9); both sides ran under the same
   load, so its ratio is less distorted than its times, but it was not re-run when quiet.
   It was measured on the AMD EPYC machine named above; every other row is kept from the
