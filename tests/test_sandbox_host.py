@@ -224,6 +224,41 @@ def test_a_post_that_runs_too_long_fails_that_check_only(monkeypatch):
     assert time.monotonic() - start < 30
 
 
+# ------------------------------------------------------------------ the parse in the grader
+
+
+def test_the_parse_of_a_notebooks_answers_runs_within_a_budget(monkeypatch):
+    """The driver's output is parsed in a forked child with an address-space and a time
+    budget: past either, every question says so in the grader's words, and the grader's
+    own memory does not grow.  Within it, the same answers as a parse in the process."""
+    from lecturelib.grading import runner
+
+    exprs = {"q1": ["a"], "q2": ["b"]}
+    values = list(range(1_000_000))  # about 8 MB of JSON, a hundred MB as Python numbers
+    array = {"ndarray": values, "shape": [len(values)], "kind": "f"}
+    output = json.dumps({"answers": {"q1": [{"ok": True, "value": array}],
+                                     "q2": [{"ok": True, "value": 2.5}]}}).encode()
+    limits = sandbox.Limits()
+    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    direct = runner.parse_output(output, exprs, 3, limits)
+    assert run.question_errors == direct.question_errors == {}
+    assert run.answers["q2"][0].value == 2.5
+    np.testing.assert_array_equal(run.answers["q1"][0].value, direct.answers["q1"][0].value)
+    assert run.answers["q1"][0].value.shape == (len(values),)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    monkeypatch.setattr(runner, "PARSE_MEMORY_MB", 16)
+    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    # out of memory: the parser's own MemoryError guard or the budget, whichever hits first
+    out_of_memory = {runner.PARSE_OVER_BUDGET, "the notebook's answers could not be read (too large to read)"}
+    assert run.answers == {} and len(set(run.question_errors.values())) == 1
+    assert set(run.question_errors.values()) <= out_of_memory
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 2**17  # KiB
+    monkeypatch.setattr(runner, "PARSE_MEMORY_MB", 2048)
+    monkeypatch.setattr(runner, "PARSE_TIMEOUT", 0.05)
+    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    assert set(run.question_errors.values()) == {runner.PARSE_OVER_BUDGET}
+
+
 def test_a_post_error_is_still_the_wrong_form():
     with pytest.raises(compare.Mismatch, match=compare.WRONG_SHAPE):
         compare.post_both("value @ value.T", np.ones((2, 0)), np.ones((2, 2)))

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from .budget import OverBudget, run_in_budget
 from .safejson import SetAnswer
 
 
@@ -233,7 +234,10 @@ def post_both(expr: str, got, want):
     An exception of ``post`` itself is raised again here.
     """
     same_form(got, want)
-    outcome = _in_budget(_post_pair, expr, got, want)
+    outcome = run_in_budget(_post_pair, expr, got, want, memory_mb=POST_MEMORY_MB,
+                            timeout=POST_TIMEOUT)
+    if isinstance(outcome, OverBudget):
+        raise Mismatch(POST_OVER_BUDGET)
     if isinstance(outcome, BaseException):
         raise outcome
     return outcome
@@ -245,63 +249,3 @@ def _post_pair(expr, got, want):
     if size(got) > 4 * size(want) + 1000:
         raise Mismatch(WRONG_SHAPE)
     return got, want
-
-
-def _in_budget(function, *args):
-    """``function(*args)`` in a forked child with a memory and a time budget: its value,
-    the exception it raised (returned, not raised), or :class:`Mismatch`
-    (:data:`POST_OVER_BUDGET`) when it ran out of either.  The value travels back pickled
-    from the grader's own child, which only ever computed with plain data."""
-    import os
-    import pickle
-    import resource
-    import select
-    import signal
-    import time
-
-    import psutil
-
-    address_space = psutil.Process().memory_info().vms + POST_MEMORY_MB * 2**20
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, send, and leave without running any cleanup
-        status = 1
-        try:
-            os.close(read_end)
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-            limit = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-            try:
-                result = function(*args)
-            except MemoryError:
-                result = Mismatch(POST_OVER_BUDGET)
-            except Exception as exc:  # noqa: BLE001 -- handed to the parent as it is
-                result = exc
-            try:
-                data = pickle.dumps(result)
-            except Exception:  # noqa: BLE001 -- an exception that does not pickle
-                data = pickle.dumps(RuntimeError("the operation on the answer failed"))
-            with os.fdopen(write_end, "wb") as out:
-                out.write(data)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    chunks, deadline = [], time.monotonic() + POST_TIMEOUT
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([read_end], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                return Mismatch(POST_OVER_BUDGET)
-            chunk = os.read(read_end, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-        os.waitpid(pid, 0)
-    try:
-        return pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 -- the child died before it had sent everything
-        return Mismatch(POST_OVER_BUDGET)

@@ -21,6 +21,7 @@ from . import sandbox as sb
 from .notebook import (MAX_ANSWER_CHARS, MAX_CODE_CHARS, GradingError, check_assignment_name,
                        code_sources, load_questions, notebook_assignment, question_cell_text,
                        read_notebook, written_answer)
+from .budget import OverBudget, run_in_budget
 from .report import NO_ANSWER, PENDING, GradeReport, QuestionResult, plain
 from .safejson import PayloadError, decode, loads
 
@@ -142,12 +143,25 @@ def run_job(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits,
     return sb.run_driver(_job(cells, exprs, limits), limits, sandbox=sandbox)
 
 
+PARSE_MEMORY_MB = 2048  # address space the parse may add, in a child of the grader
+PARSE_TIMEOUT = 60.0  # seconds; the parse is linear: about 1.5 s at the 48 MiB cap
+PARSE_OVER_BUDGET = "the notebook's answers could not be read (over the parser's budget)"
+
+
 def run_from_outcome(outcome: sb.Outcome, exprs: dict[str, list[str]], n_cells: int,
                      limits: sb.Limits) -> Run:
-    """The answers in a run's raw output (parsed in the grader's own process)."""
+    """The answers in a run's raw output, parsed by the grader (in a forked child with a
+    memory and a time budget, :func:`~.budget.run_in_budget`: the parse is linear in its
+    input, and the budget holds even so)."""
     if outcome.output is None:
         return Run({}, {qid: outcome.failure for qid in exprs}, [])
-    return parse_output(outcome.output, exprs, n_cells, limits)
+    run = run_in_budget(parse_output, outcome.output, exprs, n_cells, limits,
+                        memory_mb=PARSE_MEMORY_MB, timeout=PARSE_TIMEOUT)
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, OverBudget):
+        return Run({}, {qid: PARSE_OVER_BUDGET for qid in exprs}, [])
+    raise run  # a bug of the parser: never silent
 
 
 def run_notebook(cells: list[str], exprs: dict[str, list[str]], limits: sb.Limits,
