@@ -46,8 +46,8 @@ chapter and appendix in ``APPARATUS_CHAPTERS``:
   ``%``/``format`` fields with a width; nor does its output look like an ASCII table
   (three or more lines whose columns line up on runs of spaces);
 - code lines the reader sees fit the column (at most 77 characters);
-- every in-chapter exercise has a title that ends with its kind: "(computation)",
-  "(derivation)" or "(proof)".
+- every in-chapter exercise has a title that starts with its kind: "Computation: ",
+  "Derivation: " or "Proof: ".
 """
 
 from __future__ import annotations
@@ -521,15 +521,15 @@ def test_no_visible_cell_prints_a_hand_padded_table(path):
 
 
 EXERCISE = re.compile(r"^```\{exercise\}(.*)$", re.M)
-KINDS = ("(computation)", "(derivation)", "(proof)")
+KINDS = ("Computation: ", "Derivation: ", "Proof: ")
 
 
 @APPARATUS
 def test_every_exercise_says_its_kind(path):
     titles = [t.strip() for _, _, source in cells(path, "markdown")
               for t in EXERCISE.findall(source)]
-    untold = [t or "(no title)" for t in titles if not t.endswith(KINDS)]
-    assert not untold, (f"{path.name}: exercises whose title does not end with "
+    untold = [t or "(no title)" for t in titles if not t.startswith(KINDS)]
+    assert not untold, (f"{path.name}: exercises whose title does not start with "
                         f"{' / '.join(KINDS)}: {untold}")
 
 
