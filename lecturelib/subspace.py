@@ -398,7 +398,7 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     lecture prints :math:`k\ln(m/k)` for :math:`\ln\binom mk` and :math:`R` for
     :math:`R^2`; both make the bound smaller than the proof allows (with a normalised
     kernel, :math:`R = 1`, only the first matters).  :math:`\ln\binom mk` is computed
-    with :func:`math.lgamma`, so large ``m`` does not overflow.
+    from log-gamma values, so large ``m`` does not overflow.
 
     Parameters
     ----------
@@ -426,8 +426,13 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     if k >= m:
         raise ValueError(f"k={k} must be smaller than m={m}")
     delta, emp, R = float(delta), float(empirical_residual), float(R)
+    if not math.isfinite(R * R):
+        raise ValueError(f"R={R!r} is too large: R**2 overflows a float")
     log_binom = math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1)
-    return emp + R**2 * math.sqrt((log_binom + math.log(2 / delta)) / (2 * (m - k)))
+    bound = emp + R * R * math.sqrt((log_binom + math.log(2 / delta)) / (2 * (m - k)))
+    if not math.isfinite(bound):
+        raise ValueError(f"the bound overflows a float (empirical_residual={emp!r}, R={R!r})")
+    return bound
 
 
 @validate_params({"correlations": ["array-like"], "A2": [_POSITIVE], "B2": [_POSITIVE],

@@ -314,10 +314,7 @@ def test_discovery_covers_every_module():
 
 # Failures found and left to the owner of the code (named in the report of issue 37); not
 # strict, so the fix passes without editing this table.
-KNOWN_FAILURES = {
-    "subspace.gram_schmidt_bound": "R=1e300 ends in OverflowError; the function is being "
-                                   "rewritten for an erratum by another developer",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[k]))
