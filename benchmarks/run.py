@@ -314,9 +314,8 @@ NOISE_NOTE = """\
 - **Load.** The row of the linear kernel at C = 1e4 was measured alone (``--only``) on 26 November 2026 while
   other jobs kept the two cores busy (load average about 9); both sides ran under the same
   load, so its ratio is less distorted than its times, but it was not re-run when quiet.
-  It was measured on the AMD EPYC machine named above; every other row is kept from the
-  previous full run, made on an Intel Xeon machine of the same size (the git history of
-  this file has its header)."""
+  It was measured on an AMD EPYC machine of the same size (2 cores); every other row is
+  kept from the previous full run, on the machine named above."""
 
 TIME_GAP_CAUSES = {
     "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
