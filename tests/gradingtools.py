@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -55,3 +57,14 @@ def write_variant(folder, name, edit, solution=None):
     path = folder / f"{name}.ipynb"
     nbformat.write(nb, path)
     return path
+
+
+def course_of(root: Path, solution) -> Path:
+    """``root`` made a small course: ``solutions/toy.ipynb`` (``solution``) and the student
+    notebook ``lecturelib assign`` writes from it in ``exercises/``; returns ``root``."""
+    from lecturelib import grading
+
+    (root / "solutions").mkdir()
+    nbformat.write(solution, root / "solutions" / "toy.ipynb")
+    grading.assign([root / "solutions" / "toy.ipynb"], root / "exercises")
+    return root

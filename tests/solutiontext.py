@@ -1,11 +1,14 @@
 """What counts as solution text, and finding it in any file a student may get.
 
-Solution text is (1) the answer code of ``solutions/`` (between the solution markers),
-(2) the Markdown cells of ``solutions/`` tagged ``solution``, (3) the ``{solution}``
-blocks of the chapters, and (4) the model answers and rubric items of the written
-questions (CONTRIBUTING, "Written questions").  A line counts when it is distinctive (25 characters or more, not a
-comment) and does not also appear in the public text (the chapters without their solution
-blocks and the generated exercises): ``rng = np.random.default_rng(seed)`` gives nothing away.
+Solution text is what the student edition must not hold: (1) the answer code of
+``solutions/`` (between the solution markers), (2) the Markdown cells of ``solutions/``
+tagged ``solution``, (3) the ``{solution}`` blocks of the chapters' short exercises that a
+graded set asks again (``lecturelib_graded_in_chapter`` in ``_config.yml``; the other
+short exercises are not graded and show their solutions folded), and (4) the model
+answers and rubric items of the written questions (CONTRIBUTING, "Written questions").
+A line counts when it is distinctive (25 characters or more, not a comment) and does not
+also appear in the public text (the chapters without their solution blocks and the
+generated exercises): ``rng = np.random.default_rng(seed)`` gives nothing away.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from functools import lru_cache
 from html import unescape
 from pathlib import Path
 
-from lecturelib.grading.edition import SOLUTION_OPENING, strip_solution_blocks
+from lecturelib.grading.edition import SOLUTION_OPENING, strip_solution_blocks, withheld_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_CHARS = 25
@@ -46,9 +49,10 @@ def answer_code_lines(path: Path) -> list[str]:
     return lines
 
 
-def solution_block_lines(markdown: str) -> list[str]:
-    """Distinctive lines inside the ``{solution}`` blocks of a Markdown text."""
-    kept = set(strip_solution_blocks(markdown).splitlines())
+def solution_block_lines(markdown: str, targets=None) -> list[str]:
+    """Distinctive lines inside the ``{solution}`` blocks of a Markdown text (of the
+    exercises labelled ``targets`` only, when given)."""
+    kept = set(strip_solution_blocks(markdown, targets).splitlines())
     return [line.strip() for line in markdown.splitlines()
             if line not in kept and len(line.strip()) >= MIN_CHARS and not SOLUTION_OPENING.match(line)]
 
@@ -80,10 +84,12 @@ def solution_lines() -> tuple[tuple[str, str], ...]:
                 found += [(path.stem, ln.strip()) for ln in _source(cell).splitlines() if len(ln.strip()) >= MIN_CHARS]
                 found += [(path.stem, item["text"].strip()) for item in spec.get("rubric", [])
                           if len(item["text"].strip()) >= MIN_CHARS]
+    withheld = withheld_solutions(ROOT / "_config.yml")
     for path in _notebooks("chapters"):
         for cell in _cells(path):
-            if cell["cell_type"] == "markdown":
-                found += [(f"chapters/{path.stem}", line) for line in solution_block_lines(_source(cell))]
+            if cell["cell_type"] == "markdown" and withheld:
+                found += [(f"chapters/{path.stem}", line)
+                          for line in solution_block_lines(_source(cell), withheld)]
     public = public_text()
     return tuple((where, line) for where, line in found if line not in public)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,7 +16,7 @@ import yaml
 from html import unescape
 
 from lecturelib.grading.edition import SOLUTION_OPENING, strip_solution_blocks
-from solutiontext import answer_code_lines, readable_text, solution_block_lines, solution_lines
+from solutiontext import answer_code_lines, leaks_in, solution_block_lines, solution_lines
 
 # The student edition is the everyday tier's one book build; the instructor's is make test-all's.
 EDITIONS = ["student", pytest.param("instructor", marks=pytest.mark.full)]
@@ -83,20 +84,9 @@ def test_student_book_builds_offline(student_html):
     assert (student_html / "searchindex.js").is_file()
 
 
-def graded_solution_lines() -> list[tuple[str, str]]:
-    """Distinctive lines of the graded exercises' solutions (solutions/), not the chapters'."""
-    return [(where, line) for where, line in solution_lines() if not where.startswith("chapters/")]
-
-
 def test_student_book_has_no_graded_solutions(student_html):
-    lines = graded_solution_lines()
-    assert lines, "no solution lines to look for"
-    leaked = []
-    for path in sorted(p for p in student_html.rglob("*") if p.is_file()):
-        text = readable_text(path)
-        leaked += [(str(path.relative_to(student_html)), where, line) for where, line in lines if line in text]
-        if "# BEGIN SOLUTION" in text:
-            leaked.append((str(path.relative_to(student_html)), "marker", "# BEGIN SOLUTION"))
+    assert solution_lines(), "no solution lines to look for"
+    leaked = leaks_in(student_html)
     assert not leaked, f"graded solution text in the student book (file, source, line): {leaked[:3]}"
 
 
@@ -362,9 +352,10 @@ def visit_every_page(browser, html: Path, skip=lambda page: False) -> dict[str, 
     return found
 
 
-@pytest.fixture(scope="module")
-def chrome():
-    """One headless Chromium (the system's, driven by Playwright) for this module."""
+@contextlib.contextmanager
+def launched_chromium():
+    """One headless Chromium (the system's, driven by Playwright); the browser tests'
+    module-scoped fixtures hold one each."""
     executable = chromium()
     try:
         from playwright.sync_api import sync_playwright
@@ -376,8 +367,16 @@ def chrome():
         browser = p.chromium.launch(executable_path=executable,
                                     args=["--no-sandbox", "--disable-gpu", "--disable-quic",
                                           "--no-first-run", "--disable-background-networking"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def chrome():
+    with launched_chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from gradingtools import break_q3, cell_with, toy_solution, write_variant
+from gradingtools import break_q3, cell_with, course_of, toy_solution, write_variant
 from lecturelib import grading
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,11 +29,7 @@ LECTURELIB = [sys.executable, "-m", "lecturelib.grading"]
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
     """A solutions/ folder with the toy set and its generated student notebook."""
-    root = tmp_path_factory.mktemp("toy")
-    (root / "solutions").mkdir()
-    nbformat.write(toy_solution(), root / "solutions" / "toy.ipynb")
-    grading.assign([root / "solutions" / "toy.ipynb"], root / "exercises")
-    return root
+    return course_of(tmp_path_factory.mktemp("toy"), toy_solution())
 
 
 def variant(toy, name, edit):

@@ -62,7 +62,7 @@ from pathlib import Path
 
 import pytest
 
-from test_book import chromium
+from test_book import launched_chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -226,20 +226,8 @@ def book_pages(html: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium (the system's, driven by Playwright) for the whole module."""
-    executable = chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is required when CI is set (it is in requirements.txt)")
-        pytest.skip("playwright is not installed")
-    with sync_playwright() as p:
-        chrome = p.chromium.launch(executable_path=executable,
-                                   args=["--no-sandbox", "--disable-gpu", "--disable-quic",
-                                         "--no-first-run", "--disable-background-networking"])
+    with launched_chromium() as chrome:
         yield chrome
-        chrome.close()
 
 
 def measure_book(browser, html: Path) -> dict[str, list[str]]:

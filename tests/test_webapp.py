@@ -29,7 +29,7 @@ from lecturelib import grading
 from lecturelib.grading import manual
 from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.report import GradeReport, QuestionResult
-from test_book import chromium
+from test_book import launched_chromium
 from test_written import QUESTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,19 +191,8 @@ def test_nothing_outside_the_app_is_served(server):
 
 @pytest.fixture(scope="module")
 def browser():
-    executable = chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("playwright is required when CI is set (it is in requirements.txt)")
-        pytest.skip("playwright is not installed")
-    with sync_playwright() as p:
-        chrome = p.chromium.launch(executable_path=executable,
-                                   args=["--no-sandbox", "--disable-gpu", "--disable-quic",
-                                         "--no-first-run", "--disable-background-networking"])
+    with launched_chromium() as chrome:
         yield chrome
-        chrome.close()
 
 
 EXPECTED = ("status of 409 (Conflict)", "status of 400 (Bad Request)")  # the API's own refusals

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_markdown_cell
 
-from gradingtools import toy_solution
+from gradingtools import course_of, toy_solution
 from lecturelib import grading
 from lecturelib.grading import manual
 from lecturelib.grading.gradebook import Gradebook
@@ -55,11 +55,7 @@ def written_toy():
 
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("written")
-    (root / "solutions").mkdir()
-    nbformat.write(written_toy(), root / "solutions" / "toy.ipynb")
-    grading.assign([root / "solutions" / "toy.ipynb"], root / "exercises")
-    return root
+    return course_of(tmp_path_factory.mktemp("written"), written_toy())
 
 
 # ----------------------------------------------------------------------------- the spec

@@ -2,10 +2,12 @@
 
 Usage: python tools/release.py OUTDIR      (``make release``; run after ``make book``)
 
-The edition holds the chapters (their ``{solution}`` blocks removed), the exercise
-notebooks, ``lecturelib``, the pinned requirements, the student targets of the Makefile
-(``course.mk``), the book's sources (with the pages of the library reference), the rendered student book (``book/``) and a README made
-of the course README's "For students" section.  It never holds ``solutions/``, the tests,
+The edition holds the chapters (as the student book offers them: the solutions of their
+short exercises folded, those a graded set asks again removed), the exercise notebooks,
+``lecturelib``, the pinned requirements, the student targets of the Makefile
+(``course.mk``), the book's sources (with the pages of the library reference), the
+rendered student book (``book/``) and a README made of the course README's "For
+students" section.  It never holds ``solutions/``, the tests,
 the benchmark scripts or the instructor's tools; of ``benchmarks/`` it holds only the two
 result files that pages print (appendix B and chapter 12 read them).
 
@@ -27,7 +29,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from lecturelib.grading.edition import readme_section, write_student_notebook
+from lecturelib.grading.edition import readme_section, withheld_solutions, write_student_notebook
 from lecturelib.grading.notebook import GradingError, assign
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -129,8 +131,9 @@ def _write(src: Path, out: Path, html: Path) -> Path:
     for folder in ("lecturelib", "exercises", "reference", "_static"):
         shutil.copytree(src / folder, target / folder, ignore=IGNORED)
     drop_grading_app(target)
+    withheld = withheld_solutions(src / "_config.yml")  # as the student book does
     for chapter in sorted((src / "chapters").glob("*.ipynb")):
-        write_student_notebook(chapter, target / "chapters" / chapter.name)
+        write_student_notebook(chapter, target / "chapters" / chapter.name, withheld)
     shutil.copytree(html, target / "book", ignore=shutil.ignore_patterns(".buildinfo"))
     archive = shutil.make_archive(str(out / NAME), "zip", root_dir=out, base_dir=NAME)
     print(f"student edition: {target}/ and {archive}")

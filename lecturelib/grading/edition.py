@@ -15,8 +15,9 @@ offers for download (``_sources/``) is checked once the build is done: one that 
 answer code of ``solutions/`` fails the build.  An in-chapter exercise that a graded
 exercise set asks again (``lecturelib_graded_in_chapter``, a list of exercise labels in
 ``_config.yml``) keeps its solution out of the student edition: off its page, out of the
-PDF and out of its chapter's download.  The release (``make release``) still
-ships the chapters without their ``{solution}`` blocks (:func:`student_notebook`).
+PDF and out of its chapter's download.  The release (``make release``) ships the chapters
+as the student book offers them: with their ``{solution}`` blocks but those of the
+withheld exercises (:func:`student_notebook`, :func:`withheld_solutions`).
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def strip_solution_blocks(markdown: str, targets=None) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n")
 
 
-def student_notebook(nb) -> nbformat.NotebookNode:
-    """A copy of ``nb`` with every ``{solution}`` block removed from its Markdown cells.
+def student_notebook(nb, withheld=None) -> nbformat.NotebookNode:
+    """A copy of ``nb`` without the ``{solution}`` blocks of the ``withheld`` exercises (a
+    set of labels; ``None``: every block) in its Markdown cells.
 
     Refuses a notebook that still holds answer code (a ``# BEGIN SOLUTION`` line): that is
     a solution notebook, which has no student version but its exercise.
@@ -67,8 +69,21 @@ def student_notebook(nb) -> nbformat.NotebookNode:
         if cell.cell_type == "code" and any(line.strip() == BEGIN for line in cell.source.splitlines()):
             raise GradingError("the notebook holds answer code: publish its exercise notebook instead")
         if cell.cell_type == "markdown" and "{solution}" in cell.source:
-            cell.source = strip_solution_blocks(cell.source)
+            cell.source = strip_solution_blocks(cell.source, withheld)
     return nb
+
+
+def withheld_solutions(config: Path) -> set[str]:
+    """The exercise labels of ``lecturelib_graded_in_chapter`` in a book's ``_config.yml``:
+    in-chapter exercises that a graded set asks again, whose solutions the student
+    edition withholds."""
+    import yaml
+
+    data = yaml.safe_load(Path(config).read_text(encoding="utf-8")) or {}
+    labels = (data.get("sphinx") or {}).get("config", {}).get("lecturelib_graded_in_chapter", [])
+    if not (isinstance(labels, list) and all(isinstance(x, str) for x in labels)):
+        raise GradingError(f"{config}: lecturelib_graded_in_chapter must be a list of exercise labels")
+    return set(labels)
 
 
 def readme_section(readme: str, title: str) -> str:
@@ -82,10 +97,10 @@ def readme_section(readme: str, title: str) -> str:
     return match.group(1).strip("\n")
 
 
-def write_student_notebook(source: Path, target: Path) -> None:
+def write_student_notebook(source: Path, target: Path, withheld=None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(source, as_version=4)
-    target.write_text(nbformat.writes(student_notebook(nb)) + "\n", encoding="utf-8")
+    target.write_text(nbformat.writes(student_notebook(nb, withheld)) + "\n", encoding="utf-8")
 
 
 # --------------------------------------------------------------------------------------
