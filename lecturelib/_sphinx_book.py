@@ -345,19 +345,26 @@ def _corrections_for_latex(app, doctree, docname):
             parent.insert(at, nodes.raw("", _CORRECTION_LATEX, format="latex"))
 
 
+LATEX_NUMBERED = ("equation", "figure", "table")  # what the PDF numbers per chapter
+
+
 def _equation_numbers_for_latex(app, doctree, docname):
-    """In the PDF, number each chapter's equations with its own number ("4.3", "A.1")."""
+    """In the PDF, number each chapter's equations, figures and tables with its own number
+    ("4.3", "A.1")."""
     if app.builder.name != "latex":
         return
     for start in list(doctree.findall(addnodes.start_of_file)):
         number = _chapter_number_of(app.env, start.get("docname"))
         if number is None:
-            tex = "\\setcounter{equation}{0}\\renewcommand{\\theequation}{\\arabic{equation}}\n"
+            tex = "".join(f"\\setcounter{{{c}}}{{0}}\\renewcommand{{\\the{c}}}{{\\arabic{{{c}}}}}"
+                          for c in LATEX_NUMBERED) + "\n"
         else:
-            # A distinct chapter counter per chapter keeps hyperref's equation anchors apart.
+            # A distinct chapter counter per chapter keeps hyperref's anchors apart; the
+            # counters are reset by hand, since setting the chapter counter does not.
             counter = int(number) if number.isdigit() else 100 + ord(number) - ord("A")
-            tex = (f"\\setcounter{{chapter}}{{{counter}}}\\setcounter{{equation}}{{0}}"
-                   f"\\renewcommand{{\\theequation}}{{{number}.\\arabic{{equation}}}}\n")
+            tex = f"\\setcounter{{chapter}}{{{counter}}}" + "".join(
+                f"\\setcounter{{{c}}}{{0}}\\renewcommand{{\\the{c}}}{{{number}.\\arabic{{{c}}}}}"
+                for c in LATEX_NUMBERED) + "\n"
         start.insert(0, nodes.raw("", tex, format="latex"))
 
 

@@ -181,3 +181,19 @@ def test_pdf_has_one_bibliography_and_a_preface(pdf_text):
     # The entries start with author-year labels, as the text cites them ("Shashua, 2009").
     assert re.search(r"^Shashua, 2009\. Amnon Shashua", pdf_text, re.M), "no author-year label in the bibliography"
     assert re.search(r"^Björck and Golub, 1973\. ", pdf_text, re.M), "the label of Björck and Golub is garbled"
+
+
+def test_pdf_numbers_figures_and_tables_per_chapter(pdf_text):
+    """Captions read "Figure 4.2", "Table 10.1": each chapter's own number, counted from 1
+    without gaps (not a count through the whole book, nor the 100-based counters that
+    keep the appendices' anchors apart)."""
+    chapters = {title_of(path).split(".")[0] for path in CHAPTERS}
+    for kind in ("Figure", "Table"):
+        seen: dict[str, set[int]] = {}
+        for chapter, index in re.findall(rf"^{kind} ([0-9A-Z]+)\.(\d+)\s*:", pdf_text, re.M):
+            seen.setdefault(chapter, set()).add(int(index))
+        assert set(seen) <= chapters, f"{kind} numbers of no chapter: {sorted(set(seen) - chapters)}"
+        gaps = {c: sorted(n) for c, n in seen.items() if n != set(range(1, max(n) + 1))}
+        assert not gaps, f"{kind} numbers with gaps: {gaps}"
+        if kind == "Figure":
+            assert len(seen) >= 12, f"figure captions found in only {sorted(seen)}"
