@@ -311,11 +311,8 @@ NOISE_NOTE = """\
   two-core machine, so every job is repeated until it has run for at least a second (up
   to 50 times) and the median is reported. Even so, ratios within about 10% of each other
   are not distinguishable here; read the largest sizes, where the times are longest.
-- **Load.** The row of the linear kernel at C = 1e4 was measured alone (``--only``) on 26 November 2026 while
-  other jobs kept the two cores busy (load average about 9); both sides ran under the same
-  load, so its ratio is less distorted than its times, but it was not re-run when quiet.
-  It was measured on an AMD EPYC machine of the same size (2 cores); every other row is
-  kept from the previous full run, on the machine named above."""
+- **Load.** Every row comes from one full run on an otherwise idle machine (26 November
+  2026, the machine named above)."""
 
 TIME_GAP_CAUSES = {
     "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
@@ -328,6 +325,8 @@ TIME_GAP_CAUSES = {
                        "lecturelib stops at its 100,000-step cap after about 11 s with a "
                        "ConvergenceWarning (and a poor classifier). A 5x target would need "
                        "shrinking and a compiled inner loop.",
+    "PCA": "a gap within the noise above (about 1 ms in 11; the previous full run, on an "
+           "Intel Xeon of the same size, measured 0.94x); not profiled.",
     "KMeans": "profiling shows no single hot spot: each Lloyd iteration makes about ten NumPy "
               "calls, each a pass over the data, where scikit-learn runs one compiled loop over "
               "cache-sized chunks; at small n the calls' fixed cost dominates, at large n the "
