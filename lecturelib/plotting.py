@@ -385,9 +385,11 @@ def result_table(frame, caption, *, digits=None, index=True):
     --------
     >>> import pandas as pd
     >>> from lecturelib import plotting
-    >>> frame = pd.DataFrame({"m": [10, 100], "error": [0.12345, 0.01234]})
-    >>> print(repr(plotting.result_table(frame, "Error by sample size.", digits=3,
-    ...                                  index=False)))
+    >>> frame = pd.DataFrame({"m": [10, 100],
+    ...                       "error": [0.12345, 0.01234]})
+    >>> table = plotting.result_table(frame, "Error by sample size.",
+    ...                               digits=3, index=False)
+    >>> print(repr(table))
     Error by sample size.
        m error
       10 0.123
