@@ -176,6 +176,17 @@ def map_decision(likelihood, prior):
     Returns the class index (an int, or an array of ints for 2-D ``likelihood``).
     Ties go to the lowest index.
 
+    Parameters
+    ----------
+    likelihood : array_like of shape (n_classes,) or (n_obs, n_classes)
+        ``P(x | h_j)`` for every class ``j``, as in :func:`posterior`.
+    prior : array_like of shape (n_classes,)
+        ``P(h_j)``; must sum to one.
+
+    Returns
+    -------
+    int or ndarray of shape (n_obs,)
+
     Examples
     --------
     >>> from lecturelib.bayes import map_decision
@@ -392,6 +403,19 @@ def gaussian_log_likelihood(X, mean, covariance):
     .. math:: L = -\frac k2\log\lvert\Sigma\rvert - \frac{kn}2\log 2\pi
               - \frac12\sum_i (x_i-\mu)^\top\Sigma^{-1}(x_i-\mu)
 
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        The observations, one per row (:math:`k` = n_samples, :math:`n` = n_features).
+    mean : array_like of shape (n_features,)
+        :math:`\mu`.
+    covariance : array_like of shape (n_features, n_features)
+        :math:`\Sigma`, symmetric positive definite.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -400,8 +424,8 @@ def gaussian_log_likelihood(X, mean, covariance):
     >>> round(gaussian_log_likelihood(X, mean=[0.0], covariance=[[1.0]]), 4)
     -2.3379
     """
-    X = as_float_array(X, "X", ndim=2)
-    mean = as_float_array(mean, "mean", ndim=1)
+    X = check_squares_finite(as_float_array(X, "X", ndim=2), "X")
+    mean = check_squares_finite(as_float_array(mean, "mean", ndim=1), "mean")
     cov = as_float_array(covariance, "covariance", ndim=2)
     n = X.shape[1]
     if mean.shape != (n,) or cov.shape != (n, n):

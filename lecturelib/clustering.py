@@ -602,6 +602,17 @@ def nassoc_value(W, labels):
 
     See the chapter "Spectral clustering", section "Normalised cuts".
 
+    Parameters
+    ----------
+    W : {array_like, sparse matrix} of shape (n_samples, n_samples)
+        Symmetric non-negative affinity matrix.
+    labels : array_like of shape (n_samples,)
+        Cluster indices ``0..k-1`` (or labels of one sortable type).
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -629,6 +640,17 @@ def ncut_value(W, labels):
     identity can be checked.
 
     See the chapter "Spectral clustering", section "Normalised cuts".
+
+    Parameters
+    ----------
+    W : {array_like, sparse matrix} of shape (n_samples, n_samples)
+        Symmetric non-negative affinity matrix.
+    labels : array_like of shape (n_samples,)
+        Cluster indices ``0..k-1`` (or labels of one sortable type).
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -402,6 +402,9 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     .. math:: \hat R_\gamma(P,c,S)
               = \frac1m\sum_i f_\gamma\big(r_i(c^2 - \|P(x_i-x_i')\|^2)\big)
 
+    See the chapter "Hyperbolic PCA", section "Subspaces, Hilbert-Schmidt operators and
+    the margin risk".
+
     Parameters
     ----------
     sq_dists : array_like of shape (m,)
@@ -411,8 +414,9 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     c : float in (0, 1)
     gamma : float > 0
 
-    See the chapter "Hyperbolic PCA", section "Subspaces, Hilbert-Schmidt operators and
-    the margin risk".
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -436,6 +440,19 @@ def balanced_pair_risk(sq_dists, same, c):
     a distance exactly equal to ``c`` (undecided) counts as an error.
 
     See the chapter "Hyperbolic PCA", section "Learning a metric from pairs".
+
+    Parameters
+    ----------
+    sq_dists : array_like of shape (m,)
+        Squared projected distances of the pairs.
+    same : array_like of bool, shape (m,)
+        True for positive pairs; both kinds must occur.
+    c : float >= 0
+        The threshold on the distance (not squared).
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -420,6 +420,14 @@ def mmc_objective(M, X, similar, dissimilar):
     ``similar`` and ``dissimilar`` are integer arrays of shape (n_pairs, 2).  See the
     chapter "Metric learning", section "MMC".
 
+    Parameters
+    ----------
+    M : array_like of shape (n_features, n_features)
+        Symmetric positive semi-definite metric matrix.
+    X : array_like of shape (n_samples, n_features)
+    similar, dissimilar : array_like of int, shape (n_pairs, 2)
+        Pairs of row indices of ``X``.
+
     Returns
     -------
     g : float
@@ -437,7 +445,7 @@ def mmc_objective(M, X, similar, dissimilar):
     >>> print(round(out[0], 4))
     2.0
     """
-    X = as_float_array(X, "X", ndim=2)
+    X = check_squares_finite(as_float_array(X, "X", ndim=2), "X")
     M = _check_metric_matrix(M, X.shape[1])
     similar = _check_index_pairs(similar, X.shape[0], "similar")
     dissimilar = _check_index_pairs(dissimilar, X.shape[0], "dissimilar")
@@ -698,6 +706,18 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     returned matrix is its gradient wherever no hinge is exactly at its kink.
     See the chapter "Metric learning", section "LMNN".
 
+    Parameters
+    ----------
+    M : array_like of shape (n_features, n_features)
+        Symmetric positive semi-definite metric matrix.
+    X : array_like of shape (n_samples, n_features)
+    y : array_like of shape (n_samples,)
+    targets : array_like of int, shape (n_pairs, 2)
+        Pairs ``(i, j)`` of row indices meaning :math:`j \rightsquigarrow i`, as
+        returned by :func:`lmnn_target_neighbors`.
+    push_weight : float in [0, 1], default=0.5
+        :math:`\mu`.
+
     Returns
     -------
     loss : float
@@ -716,7 +736,7 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     >>> print(round(loss, 4), grad.shape, n_active)
     36.0 (2, 2) 4
     """
-    X = as_float_array(X, "X", ndim=2)
+    X = check_squares_finite(as_float_array(X, "X", ndim=2), "X")
     M = _check_metric_matrix(M, X.shape[1])
     _, y_idx = _check_labels(y, X.shape[0])
     targets = _check_index_pairs(targets, X.shape[0], "targets")
@@ -1272,6 +1292,21 @@ def menn_objective(C_bar, eps, K, y, eta=1.0):
     :math:`[1-\varepsilon]_+`), as in the paper.  See the chapter "Metric learning",
     section "Metric embedding as a semidefinite program".
 
+    Parameters
+    ----------
+    C_bar : array_like of shape (n_samples, n_samples)
+        :math:`\bar C`.
+    eps : float >= 0
+        :math:`\varepsilon`.
+    K : array_like of shape (n_samples, n_samples)
+        Symmetric positive semi-definite Gram matrix.
+    y : array_like of shape (n_samples,)
+    eta : float > 0, default=1.0
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> import numpy as np
@@ -1286,9 +1321,14 @@ def menn_objective(C_bar, eps, K, y, eta=1.0):
         raise ValueError(f"C_bar must have the shape of K {K.shape}, got {C_bar.shape}")
     _, y_idx = _check_labels(y, K.shape[0])
     tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
-    B = K @ C_bar @ K
-    dist = np.diag(B)[:, None] + np.diag(B)[None, :] - 2 * B
-    return float(np.sum(K * C_bar) + eta * np.sum(np.maximum(0.0, 1 + tau * (dist - eps))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        B = K @ C_bar @ K
+        dist = np.diag(B)[:, None] + np.diag(B)[None, :] - 2 * B
+        value = float(np.sum(K * C_bar) + eta * np.sum(np.maximum(0.0, 1 + tau * (dist - eps))))
+    if not np.isfinite(value):
+        raise ValueError("the MENN objective overflows float64 (or is undefined, inf - inf): "
+                         "K and C_bar are too large; rescale them")
+    return value
 
 
 def _feature_factor(K, tol=1e-10):
@@ -1882,6 +1922,18 @@ def epsilon_loo_error(D, y, eps):
     case and 1/2 on a tie, an empty ball included.  This is the quantity MENN's hinge
     loss stands in for.  See the chapter "Metric learning", section "The leave-one-out
     criterion and learning the kernel".
+
+    Parameters
+    ----------
+    D : array_like of shape (n_samples, n_samples)
+        Squared distances between the points.
+    y : array_like of shape (n_samples,)
+    eps : float >= 0
+        :math:`\varepsilon`, the squared radius of the balls.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

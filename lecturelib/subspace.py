@@ -219,8 +219,12 @@ def projection_residuals(K, K_new, diag_new, k):
     lam, U = lam[::-1][:kmax], U[:, ::-1][:, :kmax]
     if lam[-1] <= 1e-12 * max(1.0, lam[0]):
         raise ValueError(f"k={kmax} exceeds the numerical rank of K")
-    captured = np.cumsum((K_new @ U) ** 2 / lam, axis=1)[:, np.array(ks) - 1]
-    out = diag_new[:, None] - captured
+    with np.errstate(over="ignore", invalid="ignore"):
+        captured = np.cumsum((K_new @ U) ** 2 / lam, axis=1)[:, np.array(ks) - 1]
+        out = diag_new[:, None] - captured
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the squared projections overflow float64: K_new is too large for "
+                         "the eigenvalues of K; rescale the kernel")
     return out[:, 0] if scalar else out
 
 
@@ -500,8 +504,15 @@ def kcca_bound(correlations, A2, B2, diag_a, diag_b, R=1.0, delta=0.05):
     delta = float(delta)
     m, k = diag_a.size, rho.size
     s = A2 + B2
-    return float(np.sum(2 * (1 - rho)) + 3 * R * s * math.sqrt(math.log(2 / delta) / (2 * m))
-                 + 4 * s * k / m * math.sqrt(float(np.sum((diag_a + diag_b) ** 2))))
+    # the norm of diag_a + diag_b, scaled first so that huge kernel values do not overflow
+    scale = max(float(diag_a.max(initial=0)), float(diag_b.max(initial=0))) or 1.0
+    norm = scale * math.sqrt(float(np.sum((diag_a / scale + diag_b / scale) ** 2)))
+    bound = (float(np.sum(2 * (1 - rho))) + 3 * R * s * math.sqrt(math.log(2 / delta) / (2 * m))
+             + 4 * s * k / m * norm)
+    if not math.isfinite(bound):
+        raise ValueError(f"kcca_bound overflows float64: A2 + B2 = {s:.3g} and the kernel "
+                         f"values diag_a, diag_b up to {scale:.3g} are too large; rescale them")
+    return bound
 
 
 # ----------------------------------------------------------------------------- kernels

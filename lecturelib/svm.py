@@ -97,7 +97,12 @@ def dual_objective(mu, y, K):
     if K.shape != (mu.size, mu.size):
         raise ValueError(f"K must have shape {(mu.size, mu.size)}, got {K.shape}")
     v = mu * y
-    return float(mu.sum() - 0.5 * v @ K @ v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        value = float(mu.sum() - 0.5 * v @ K @ v)
+    if not math.isfinite(value):
+        raise ValueError(f"the dual objective overflows float64: mu (largest {np.abs(mu).max():.3g}) "
+                         f"and K (largest {np.abs(K).max():.3g}) are too large; rescale them")
+    return value
 
 
 def _check_signs(y, n):
@@ -126,8 +131,12 @@ def kkt_violation(mu, y, K, C, intercept):
 
     Parameters
     ----------
-    mu, y, K
-        As in :func:`dual_objective`.
+    mu : array_like of shape (n,)
+        The multipliers.
+    y : array_like of shape (n,)
+        Labels in :math:`\{-1, +1\}`.
+    K : array_like of shape (n, n)
+        Gram matrix.
     C : float
     intercept : float
         The intercept (the notes' :math:`-b`).

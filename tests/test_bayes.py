@@ -316,3 +316,12 @@ def test_reg_is_a_ridge_of_any_nonnegative_size():
     np.testing.assert_allclose(ridged.covariance_, plain.covariance_ + 2.0 * np.eye(3))
     with pytest.raises(ValueError, match="reg=-1 is not valid"):
         bayes.GaussianBayesClassifier(reg=-1).fit(X, y)
+
+
+def test_gaussian_log_likelihood_refuses_data_whose_squares_overflow():
+    # found by tests/test_fuzz.py: X * 1e300 gave -inf, not an error
+    X = np.array([[1e300, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match="^X has entries so large"):
+        bayes.gaussian_log_likelihood(X, [0.0, 0.0], np.eye(2))
+    with pytest.raises(ValueError, match="^mean has entries so large"):
+        bayes.gaussian_log_likelihood(np.zeros((2, 2)), [1e300, 0.0], np.eye(2))

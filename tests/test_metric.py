@@ -827,3 +827,20 @@ def test_lmnn_auto_keeps_the_subgradient_result_with_a_warning_when_the_exact_st
     np.testing.assert_allclose(est.metric_, ref.metric_)
     with pytest.raises(ValueError, match="Clarabel failed"):
         metric.LMNN(n_neighbors=2, solver="active-set").fit(X, y)
+
+
+def test_mmc_objective_and_lmnn_loss_refuse_data_whose_squares_overflow():
+    # found by tests/test_fuzz.py: X * 1e300 gave an infinite objective, not an error
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [1.0, 2.0]]) * 1e300
+    pairs = np.array([[0, 1], [2, 3]])
+    with pytest.raises(ValueError, match="^X has entries so large"):
+        metric.mmc_objective(np.eye(2), X, pairs, np.array([[0, 2]]))
+    with pytest.raises(ValueError, match="^X has entries so large"):
+        metric.lmnn_loss(np.eye(2), X, [0, 0, 1, 1], pairs)
+
+
+def test_menn_objective_refuses_an_overflowing_objective():
+    # found by tests/test_fuzz.py: K * 1e300 gave inf, not an error
+    K = np.array([[2.0, 1.0], [1.0, 2.0]]) * 1e300
+    with pytest.raises(ValueError, match="overflows float64.*K"):
+        metric.menn_objective(np.eye(2), 0.5, K, [0, 1])

@@ -463,3 +463,24 @@ def test_svm2k_disagreement_bound_closed_form_and_coverage():
         assert true <= bound["D"] and emp <= true + (bound["D"] - emp)
     with pytest.raises(ValueError, match="constants"):
         svm2k_disagreement_bound(0.2, 100, 2.0, 150.0, constants="paper")
+
+
+def test_kcca_bound_is_finite_for_huge_but_finite_kernel_diagonals():
+    # found by tests/test_fuzz.py: diag * 1e300 overflowed in the sum of squares (inf);
+    # the bound is linear in the diagonal, so it is computed without squaring it
+    diag = np.ones(1000)
+    small = kcca_bound([0.9], A2=1.0, B2=1.0, diag_a=diag, diag_b=diag)
+    big = kcca_bound([0.9], A2=1.0, B2=1.0, diag_a=diag * 1e300, diag_b=diag * 1e300)
+    assert math.isfinite(big)
+    first = 2 * (1 - 0.9) + 3 * 2 * math.sqrt(math.log(2 / 0.05) / 2000)
+    assert (big - first) == pytest.approx((small - first) * 1e300, rel=1e-12)
+    with pytest.raises(ValueError, match="overflows float64.*diag_a"):
+        kcca_bound([0.9], A2=1.0, B2=1.0, diag_a=diag * 1e308, diag_b=diag * 1e308)
+
+
+def test_projection_residuals_refuse_an_overflowing_projection():
+    # found by tests/test_fuzz.py: K_new * 1e300 gave -inf residuals, not an error
+    X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    K = X @ X.T
+    with pytest.raises(ValueError, match="overflow float64.*K_new"):
+        projection_residuals(K, K * 1e300, np.diag(K), 2)

@@ -259,3 +259,10 @@ def test_smo_warns_when_it_stops_at_its_cap():
     assert full.n_iter_ < svm._default_max_iter(120)
     # the default cap is finite: a huge C ends (with the warning if it hits the cap)
     assert svm._default_max_iter(10) == 100_000 and svm._default_max_iter(10**4) == 500_000
+
+
+def test_dual_objective_refuses_an_overflowing_objective():
+    # found by tests/test_fuzz.py: mu * 1e300 gave -inf, not an error
+    K, y = np.eye(2), np.array([1.0, -1.0])
+    with pytest.raises(ValueError, match="overflows float64.*mu"):
+        dual_objective(np.array([1e300, 1e300]), y, K)
