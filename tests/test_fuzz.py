@@ -24,7 +24,6 @@ and so does a case running longer than ``CASE_SECONDS``.  The cases are in the s
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import itertools
 import math
@@ -41,6 +40,7 @@ from sklearn.base import BaseEstimator
 
 from lecturelib import _validation
 from lecturelib._validation import Elementwise, Interval
+from _public_api import public_objects
 
 pytestmark = pytest.mark.full
 
@@ -63,16 +63,10 @@ SLOW_BY_REQUEST = {("metric.ITML", "tol"), ("metric.ITML", "gamma"), ("svm.SVC",
 # ----------------------------------------------------------------------------- discovery
 
 def public_names():
-    """Every name in a module's ``__all__`` that is a function or a class (estimators too)."""
-    found = {}
-    for module_name in MODULES:
-        module = importlib.import_module(f"lecturelib.{module_name}")
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isfunction(obj) or (inspect.isclass(obj)
-                                           and not issubclass(obj, BaseException)):
-                found[f"{module_name}.{name}"] = obj
-    return found
+    """Every name in a module's ``__all__`` that is a function or a class (estimators too),
+    exceptions excepted."""
+    return {key: obj for key, obj in public_objects(MODULES).items()
+            if not (inspect.isclass(obj) and issubclass(obj, BaseException))}
 
 
 def declared_table(obj):

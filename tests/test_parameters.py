@@ -10,7 +10,6 @@ declared, and an undeclared one fails ``test_every_*_parameter_is_declared``.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from dataclasses import is_dataclass
@@ -21,6 +20,7 @@ from sklearn.base import BaseEstimator
 
 from lecturelib import _validation
 from lecturelib._validation import InvalidParameterError
+from _public_api import public_objects
 from test_estimator_checks import PARAMS, estimator_classes
 
 # Modules whose public functions take parameters from users (the grader's internals are
@@ -31,18 +31,9 @@ FUNCTION_MODULES = ["bayes", "maxent", "em", "kernels", "svm", "spectral", "clus
 
 def public_functions():
     """Public functions (``__all__``), and public classes that are not estimators (their constructors)."""
-    found = {}
-    for module_name in FUNCTION_MODULES:
-        module = importlib.import_module(f"lecturelib.{module_name}")
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
-                continue
-            if inspect.isclass(obj) and (issubclass(obj, BaseEstimator) or is_dataclass(obj)
-                                         or issubclass(obj, Exception)):
-                continue
-            found[f"{module_name}.{name}"] = obj
-    return found
+    return {key: obj for key, obj in public_objects(FUNCTION_MODULES).items()
+            if not (inspect.isclass(obj) and (issubclass(obj, BaseEstimator) or is_dataclass(obj)
+                                              or issubclass(obj, Exception)))}
 
 
 def constraints_of(func):
