@@ -74,7 +74,7 @@ def dual_objective(mu, y, K):
     y : array_like of shape (n,)
         Labels in :math:`\{-1, +1\}`.
     K : array_like of shape (n, n)
-        Gram matrix.
+        Gram matrix (symmetric positive semi-definite).
 
     Returns
     -------
@@ -96,6 +96,7 @@ def dual_objective(mu, y, K):
     K = as_float_array(K, "K", ndim=2)
     if K.shape != (mu.size, mu.size):
         raise ValueError(f"K must have shape {(mu.size, mu.size)}, got {K.shape}")
+    K = check_symmetric_psd(K, "K")
     v = mu * y
     with np.errstate(over="ignore", invalid="ignore"):
         value = float(mu.sum() - 0.5 * v @ K @ v)
@@ -136,7 +137,7 @@ def kkt_violation(mu, y, K, C, intercept):
     y : array_like of shape (n,)
         Labels in :math:`\{-1, +1\}`.
     K : array_like of shape (n, n)
-        Gram matrix.
+        Gram matrix (symmetric positive semi-definite).
     C : float
     intercept : float
         The intercept (the notes' :math:`-b`).
@@ -164,6 +165,7 @@ def kkt_violation(mu, y, K, C, intercept):
     if K.shape != (mu.size, mu.size):
         raise ValueError(f"K must be the square Gram matrix of the {mu.size} points of mu, "
                          f"got shape {K.shape}")
+    K = check_symmetric_psd(K, "K")
     margins = y * (K @ (mu * y) + float(intercept))
     atol = 1e-9 * C
     viol = [0.0, abs(float(y @ mu)), float(np.max(-mu, initial=0)), float(np.max(mu - C, initial=0))]

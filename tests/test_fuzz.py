@@ -13,7 +13,9 @@ the call succeeds.  Then one argument at a time is replaced by
 - numbers: the ends of the declared interval, a tiny positive (1e-300) and a huge value
   (1e300) inside it, a large count (10**4) for integers;
 - arrays: a NaN entry, an infinite entry, the array times 1e300 and times 1e-300,
-  float32, empty, one dimension too many, strings.
+  float32, empty, one dimension too many, strings; and contents a role forbids: 0.5 in
+  a boolean mask, a negative entry in a non-negative array, a square matrix made
+  asymmetric or given a negative diagonal entry.
 
 The only acceptable outcomes are a ``ValueError``/``TypeError`` (``InvalidParameterError``
 is both), or a result free of NaN and infinity when the input was finite.  Everything else
@@ -397,6 +399,27 @@ def array_mutations(arr):
     out += [("empty", np.empty((0,) + a.shape[1:]), True),
             ("extra-dim", a[..., None] if a.ndim else np.array([[a]]), True),
             ("strings", np.full(a.shape or (1,), "x"), True)]
+    return out + content_mutations(a)
+
+
+def content_mutations(a):
+    """Finite values that break what an array's role needs: a boolean mask with a 0.5, a
+    non-negative array (probabilities, kernel diagonals) with a negative entry, a square
+    matrix made asymmetric or given a negative diagonal entry (a Gram matrix no more)."""
+    out = []
+    if a.dtype == bool and a.size:
+        half = a.astype(float)
+        half.flat[0] = 0.5
+        out.append(("half-true", half, True))
+    if a.dtype.kind in "iuf" and a.size and np.all(a >= 0):
+        negative = a.astype(float)
+        negative.flat[0] = -max(1.0, float(negative.flat[0]))
+        out.append(("negative-entry", negative, True))
+    if a.dtype.kind in "iuf" and a.ndim == 2 and a.shape[0] == a.shape[1] > 1:
+        asym, neg_diag = a.astype(float), a.astype(float)
+        asym[0, 1] += 1.0
+        neg_diag[0, 0] = -1.0
+        out += [("asymmetric", asym, True), ("negative-diagonal", neg_diag, True)]
     return out
 
 

@@ -266,3 +266,15 @@ def test_dual_objective_refuses_an_overflowing_objective():
     K, y = np.eye(2), np.array([1.0, -1.0])
     with pytest.raises(ValueError, match="overflows float64.*mu"):
         dual_objective(np.array([1e300, 1e300]), y, K)
+
+
+@pytest.mark.parametrize("func", [dual_objective, kkt_violation])
+def test_dual_functions_refuse_a_kernel_that_is_not_a_gram_matrix(func):
+    # found by tests/test_fuzz.py: an asymmetric K, or one with a negative diagonal entry,
+    # was silently used (the quadratic form reads only its symmetric part)
+    mu, y = np.array([0.5, 0.5]), np.array([1.0, -1.0])
+    args = (1.0, 0.0) if func is kkt_violation else ()
+    with pytest.raises(ValueError, match="^K must be symmetric"):
+        func(mu, y, np.array([[1.0, 0.5], [0.0, 1.0]]), *args)
+    with pytest.raises(ValueError, match="^K is not positive semi-definite"):
+        func(mu, y, np.array([[-1.0, 0.0], [0.0, 1.0]]), *args)
