@@ -542,7 +542,8 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
     Raises
     ------
     ValueError
-        If ``K`` is not symmetric and non-negative, or has an all-zero row.
+        If ``K`` is not symmetric and non-negative, or has an all-zero row, or if the
+        row sums overflow or underflow float64 during the iteration.
 
     Warns
     -----
@@ -574,6 +575,11 @@ def doubly_stochastic(K, *, tol=1e-10, max_iter=10_000, return_history=False):
         history.append(err)
         if err <= tol:
             return (F, history) if return_history else F
+        if not np.isfinite(err) or not np.all(rows > 0):
+            raise ValueError(
+                f"doubly_stochastic broke down after {len(history) - 1} normalisation(s): the "
+                f"row sums are {'not finite' if not np.isfinite(err) else 'zero'} in float64 "
+                f"(largest entry of K {float(np.max(K)):.3g}); scale K towards 1 first")
         scale /= np.sqrt(rows)
     warnings.warn(
         f"doubly_stochastic stopped at max_iter={max_iter} iterations with max |row sum - 1| "
@@ -733,7 +739,8 @@ def _kmeans_plusplus(X, x_sq, k, rng, n_local_trials=None):
 
 
 def _lloyd(X, XT, x_sq, centers, max_iter, tol):
-    """One run of Lloyd's iterations; returns labels, centres, inertia, n_iter, history, capped.
+    """One run of Lloyd's iterations; returns labels, centres, inertia, n_iter, history,
+    capped and the last squared centre shift.
 
     Stopping rule (as scikit-learn): stop when no label changes, or when the summed
     squared centre shift is at most ``tol``; after a stop on ``tol`` the points are
@@ -745,7 +752,7 @@ def _lloyd(X, XT, x_sq, centers, max_iter, tol):
     labels_old = sums = None
     history = []
     converged = capped = False
-    n_iter = 0
+    n_iter, shift = 0, np.inf
     for n_iter in range(1, max_iter + 1):
         labels, dist = _assign(XT, x_sq, centers)
         history.append(float(dist.sum()))
@@ -776,7 +783,7 @@ def _lloyd(X, XT, x_sq, centers, max_iter, tol):
         capped = True  # stopped by max_iter, not by a stopping rule
     if not converged:
         labels = _assign(XT, x_sq, centers)[0]
-    return labels, centers, _inertia(X, centers, labels), n_iter, history, capped
+    return labels, centers, _inertia(X, centers, labels), n_iter, history, capped, shift
 
 
 def _inertia(X, centers, labels):
@@ -902,11 +909,12 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
             run = _lloyd(X, XT, x_sq, centers, max_iter, tol)
             if best is None or run[2] < best[2]:
                 best = run
-        labels, centers, inertia, n_iter, history, capped = best
+        labels, centers, inertia, n_iter, history, capped, shift = best
         if capped:
             warnings.warn(
                 f"KMeans stopped at max_iter={max_iter} iterations before the labels settled "
-                f"(and before the centre shift fell to tol={tightened(self.tol):g}); raise max_iter",
+                f"(last squared centre shift {shift:.3g} > tol={tol:.3g}, tol={tightened(self.tol):g} "
+                "times the mean variance of X); its energy may still fall: raise max_iter",
                 ConvergenceWarning, stacklevel=2)
         self.labels_ = labels
         self.cluster_centers_ = centers
@@ -1051,10 +1059,11 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             run = self._iterate(K, diag, labels, k, max_iter)
             if best is None or run[1] < best[1]:
                 best = run
-        self.labels_, self.inertia_, self.n_iter_, capped = best
-        if capped:
+        self.labels_, self.inertia_, self.n_iter_, moved = best
+        if moved:
             warnings.warn(f"KernelKMeans stopped at max_iter={max_iter} iterations before the "
-                          "labels settled; raise max_iter", ConvergenceWarning, stacklevel=2)
+                          f"labels settled ({moved} of {n} labels changed in the last "
+                          "iteration); raise max_iter", ConvergenceWarning, stacklevel=2)
         M = _onehot(self.labels_, k)
         self._k = k
         self._within = np.sum((M @ K) * M, axis=1) / M.sum(axis=1) ** 2
@@ -1085,8 +1094,10 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
         return -2.0 * mean_k + within[None, :]
 
     def _iterate(self, K, diag, labels, k, max_iter):
+        """Kernel Lloyd steps until no label changes; returns labels, inertia, n_iter and
+        the number of labels that changed in the last step (0 when the labels settled)."""
         n = K.shape[0]
-        n_iter, capped = 0, False
+        n_iter, moved = 0, 0
         for n_iter in range(1, max_iter + 1):
             M = _onehot(labels, k)
             counts = M.sum(axis=1)
@@ -1095,15 +1106,14 @@ class KernelKMeans(ClusterMixin, BaseEstimator):
             dist = diag[:, None] - 2.0 * KM / counts + within[None, :]
             new = np.argmin(dist, axis=1)
             new = _fill_empty_clusters(new, np.maximum(dist[np.arange(n), new], 0.0), k)
-            if np.array_equal(new, labels):
+            moved = int(np.sum(new != labels))
+            if moved == 0:
                 break
             labels = new
-        else:
-            capped = True
         M = _onehot(labels, k)
         counts = M.sum(axis=1)
         inertia = float(np.trace(K) - np.sum((M @ K) * M, axis=1) @ (1.0 / counts))
-        return labels, inertia, n_iter, capped
+        return labels, inertia, n_iter, moved
 
     def predict(self, X):
         """Nearest feature-space cluster mean for new points.

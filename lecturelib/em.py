@@ -66,6 +66,26 @@ def _check_n_components(est, n_samples):
     return k
 
 
+def _check_em_step(est, history, n_iter):
+    """A log-likelihood that is not finite is a numerical breakdown, not a result."""
+    if not np.isfinite(history[-1]):
+        raise ValueError(
+            f"{type(est).__name__}: EM broke down at iteration {n_iter}: the log-likelihood "
+            f"is {history[-1]} (a component or weight collapsed, or the data overflow "
+            "float64); scale the data, or raise reg_covar where the estimator has it")
+
+
+def _warn_em_stop(est, history, converged, max_iter, tol, n):
+    """The ConvergenceWarning of the EM loops, when the kept start stopped at the cap (as
+    scikit-learn, the other starts are not judged: the kept one is the result)."""
+    if not converged:
+        change = abs(history[-1] - history[-2]) / n
+        warnings.warn(
+            f"{type(est).__name__}: EM stopped at max_iter={max_iter} iterations with the "
+            f"last change of the mean log-likelihood {change:.3g} >= tol={tol:g}; raise "
+            "max_iter (or tol).", ConvergenceWarning, stacklevel=3)
+
+
 class _PointMixture(DensityMixin, BaseEstimator):
     """Shared EM loop for mixtures whose hidden variable is one component per row.
 
@@ -104,20 +124,18 @@ class _PointMixture(DensityMixin, BaseEstimator):
             for n_iter in range(1, max_iter + 1):
                 log_norm, log_resp = self._e_step(X, params)
                 history.append(float(log_norm.sum()))
+                _check_em_step(self, history, n_iter)
                 params = self._m_step(X, np.exp(log_resp))
                 if len(history) > 1 and abs(history[-1] - history[-2]) / X.shape[0] < tol:
                     converged = True
                     break
             log_norm, log_resp = self._e_step(X, params)
             history.append(float(log_norm.sum()))
+            _check_em_step(self, history, n_iter)
             if best is None or history[-1] > best[0][-1]:
                 best = (history, params, converged, n_iter, log_resp)
         history, params, converged, n_iter, log_resp = best
-        if not converged:
-            warnings.warn(
-                f"{type(self).__name__}: the best start did not converge in "
-                f"{max_iter} iterations; increase max_iter or tol.",
-                ConvergenceWarning, stacklevel=2)
+        _warn_em_stop(self, history, converged, max_iter, tol, X.shape[0])
         for name in self._param_names:
             setattr(self, name + "_", params[name])
         self._set_derived(params)
@@ -192,6 +210,7 @@ class BernoulliMixture(_PointMixture):
     tol : float, default=1e-8
         Stop when the log-likelihood per row changes by less than ``tol``.
     max_iter : int, default=500
+        Reaching it in the kept start gives a ``ConvergenceWarning``.
     n_init : int, default=1
         Number of random starts; the one of highest likelihood is kept.
     weights_init, p_init : array_like of shape (n_components,), default=None
@@ -324,6 +343,7 @@ class GaussianMixture(_PointMixture):
         Stop when the log-likelihood per sample changes by less than ``tol``.
     reg_covar : float, default=1e-6
     max_iter : int, default=100
+        Reaching it in the kept start gives a ``ConvergenceWarning``.
     n_init : int, default=1
     init_params : {"kmeans", "random", "random_from_data"}, default="kmeans"
         How the first responsibilities are drawn (then one M-step gives the start).
@@ -513,6 +533,7 @@ class MultinomialMixture(BaseEstimator):
     tol : float, default=1e-7
         Stop when the log-likelihood per word token changes by less than ``tol``.
     max_iter : int, default=500
+        Reaching it in the kept start gives a ``ConvergenceWarning``.
     n_init : int, default=1
     random_state : int, RandomState instance or None, default=None
 
@@ -594,6 +615,7 @@ class MultinomialMixture(BaseEstimator):
             for n_iter in range(1, max_iter + 1):
                 loglik, resp = self._e_step(lam, u, v, rows, cols, counts)
                 history.append(loglik)
+                _check_em_step(self, history, n_iter)
                 wr = resp * counts[:, None]
                 nk = wr.sum(axis=0)
                 lam = nk / total
@@ -605,13 +627,11 @@ class MultinomialMixture(BaseEstimator):
                     converged = True
                     break
             history.append(self._e_step(lam, u, v, rows, cols, counts)[0])
+            _check_em_step(self, history, n_iter)
             if best is None or history[-1] > best[0][-1]:
                 best = (history, lam, u, v, converged, n_iter)
         history, lam, u, v, converged, n_iter = best
-        if not converged:
-            warnings.warn(
-                f"MultinomialMixture: the best start did not converge in {max_iter} "
-                "iterations; increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
+        _warn_em_stop(self, history, converged, max_iter, tol, total)
         self.weights_, self.topic_word_, self.topic_document_ = lam, u, v
         joint_d = lam[None, :] * v.T
         sums = joint_d.sum(axis=1, keepdims=True)

@@ -655,7 +655,10 @@ def _project_psd_ball(S, bound):
     """
     lam, V = np.linalg.eigh(0.5 * (S + S.T))
     lam = np.maximum(lam, 0.0)
-    norm = float(np.sqrt(np.sum(lam**2)))
+    with np.errstate(over="ignore"):
+        norm = float(np.sqrt(np.sum(lam**2)))
+    if norm == np.inf:  # lam**2 overflowed: the same norm, scaled by the largest eigenvalue
+        norm = float(lam.max() * np.sqrt(np.sum((lam / lam.max()) ** 2)))
     if norm > bound:
         lam *= bound / norm
     return (V * lam) @ V.T
@@ -779,6 +782,11 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
         for it in range(1, max_iter + 1):
             fY, gY = smooth(Y)
+            if not (np.isfinite(fY) and np.all(np.isfinite(gY))):
+                raise ValueError(
+                    f"PositiveOperatorLearner broke down at iteration {it}: the smoothed loss "
+                    "or its gradient is not finite (the squared pair distances overflow "
+                    "float64); scale X towards 1 first")
             L = max(L / 2.0, 1e-12)
             while True:
                 T_new = _project_psd_ball(Y - gY / L, B)
@@ -786,6 +794,13 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
                 f_new, _ = smooth(T_new)
                 if f_new <= fY + np.sum(gY * step) + 0.5 * L * np.sum(step**2) + 1e-15:
                     break
+                if L >= 1e300:
+                    # a finite smooth loss passes the test once the step is tiny: this
+                    # backtracking would never end
+                    raise ValueError(
+                        f"PositiveOperatorLearner broke down at iteration {it}: the line "
+                        f"search found no step (the loss there is {f_new}); scale X towards "
+                        "1 first")
                 L *= 2.0
             gap = L * float(np.sqrt(np.sum(step**2)))
             if f_new > f_prev:  # adaptive restart: drop the momentum
@@ -800,7 +815,8 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
                 break
         if not converged:
             warnings.warn(f"PositiveOperatorLearner stopped at max_iter={max_iter} before "
-                          f"the gradient mapping fell below tol={tol}", ConvergenceWarning)
+                          f"the gradient mapping fell below tol={tol} (last {gap:.3g}); "
+                          "raise max_iter", ConvergenceWarning, stacklevel=3)
         T = 0.5 * (T + T.T)
         lam, V = np.linalg.eigh(T)
         lam, V = np.maximum(lam[::-1], 0.0), V[:, ::-1]

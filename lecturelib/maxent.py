@@ -367,7 +367,7 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
 
     mu = np.zeros(F.shape[1])
     value, logits = dual(mu)
-    converged = False
+    converged, n_steps = False, 0
     tol, max_iter = tightened(tol), iteration_cap(max_iter, tol)
     for _ in range(max_iter):
         p = np.exp(logits - value)
@@ -386,12 +386,16 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
         if t < 1e-12:
             break
         mu, value, logits = mu + t * step, new_value, new_logits
+        n_steps += 1
     if not converged:
+        # an error, not a warning: the usual cause is targets with no finite multipliers
         p = np.exp(logits - value)
         gap = float(np.max(np.abs(G.T @ p * scale)))
+        how = (f"after {max_iter} Newton steps (max_iter)" if n_steps == max_iter else
+               f"when the line search failed after {n_steps} Newton steps")
         raise ValueError(
             "targets are not attainable by a distribution of full support: the "
-            f"constraints still miss by {gap:.3g} after {max_iter} Newton steps: the "
+            f"constraints still miss by {gap:.3g} > tol={tol:g} {how}: the "
             "targets lie outside or on the boundary of the convex hull of the features "
             "(or, if they lie inside, max_iter is too small)"
         )
@@ -536,16 +540,23 @@ class GibbsModel(BaseEstimator):
             if C == 0:
                 break
             expected = q @ g
-            if np.max(np.abs(expected - target)) <= tol:
+            gap = float(np.max(np.abs(expected - target)))
+            if gap <= tol:
                 self.converged_ = True
                 break
+            if not np.isfinite(gap) or not np.all(expected > 0):
+                raise ValueError(
+                    f"GibbsModel broke down at iteration {n_iter}: the model's moments are "
+                    "not finite and positive in float64 (the multipliers overflowed); the "
+                    "empirical moments may lie too close to the boundary of the attainable set")
             if n_iter == max_iter:
                 break
             nu = nu + np.log(target / expected) / C
         if not self.converged_:
             warnings.warn(
-                f"GibbsModel did not converge in {max_iter} iterations; increase "
-                "max_iter or tol", ConvergenceWarning, stacklevel=2)
+                f"GibbsModel did not converge in {max_iter} iterations: the largest moment "
+                f"error is {gap:.3g} > tol={tol:g}; increase max_iter or tol",
+                ConvergenceWarning, stacklevel=2)
         mu = np.zeros(X.shape[1])
         mu[active] = (nu[:-1] - nu[-1]) / span[active]
         self.support_ = support

@@ -639,11 +639,22 @@ class MMC(_MetricTransformer):
         self.objective_history_ = history
         self.n_iter_ = int(res.nit)
         self.gap_ = float(gaps[-1])
+        if not np.isfinite(self.gap_) or not np.all(np.isfinite(L)):
+            raise ValueError(f"MMC broke down after {self.n_iter_} L-BFGS iterations: the "
+                             f"duality gap is {self.gap_} (the pair distances overflow or "
+                             "vanish in float64); scale X towards 1 first")
         if self.gap_ > tol:
-            reason = (f"its limit (max_iter={max_iter})" if res.status == 1
-                      else f"a failed line search ({res.message})")
+            if res.status == 1:
+                reason, advice = f"its limit (max_iter={max_iter})", "raise max_iter"
+            elif res.status == 0:   # scipy's own test: the objective stopped decreasing
+                reason, advice = (f"a stall after {self.n_iter_} iterations ({res.message})",
+                                  "the objective no longer decreases at this precision: "
+                                  "raise tol, or standardise X")
+            else:
+                reason, advice = (f"a failed line search after {self.n_iter_} iterations "
+                                  f"({res.message})", "raise tol, or standardise X")
             warnings.warn(f"MMC: L-BFGS stopped at {reason} with a relative duality gap of "
-                          f"{self.gap_:.2g} > tol={tol:g}; raise max_iter",
+                          f"{self.gap_:.2g} > tol={tol:g}; {advice}",
                           ConvergenceWarning, stacklevel=3)
         return L
 
@@ -923,7 +934,8 @@ class LMNN(_MetricTransformer):
         self.loss_history_ = [loss]
         self.n_iter_ = 0
         tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
-        stop = f"at max_iter={max_iter} iterations"
+        rel = np.inf   # the last relative decrease of the loss
+        stop = None
         for it in range(max_iter):
             if gnorm == 0:                    # a zero subgradient: M is optimal
                 stop = "converged"
@@ -946,8 +958,12 @@ class LMNN(_MetricTransformer):
                 step /= 2
                 self.loss_history_.append(loss)
                 if step < 1e-12 * np.linalg.norm(M) / max(gnorm, 1e-300):
-                    stop = f"after {self.n_iter_} iterations because its step size collapsed"
+                    stop = (f"after {self.n_iter_} iterations because its step size collapsed "
+                            f"(last relative decrease of the loss {rel:.3g})")
                     break
+        if stop is None:
+            stop = (f"at max_iter={max_iter} iterations (last relative decrease of the loss "
+                    f"{rel:.3g})")
         return best_M, best_loss, stop
 
 
@@ -1191,11 +1207,12 @@ class ITML(_MetricTransformer):
                                  f"distances of X (about {s:.3g}**2): in units of these they "
                                  "are not representable in float64")
         tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
-        M, xi, self.n_iter_, capped = _itml_bregman(V, delta, u, l, gamma, max_iter, tol)
-        if capped:
+        M, xi, self.n_iter_, change = _itml_bregman(V, delta, u, l, gamma, max_iter, tol)
+        if change is not None:
             warnings.warn(f"ITML stopped at max_iter={max_iter} sweeps before the dual "
-                          f"variables settled to tol={tol:g}; raise max_iter",
-                          ConvergenceWarning, stacklevel=2)
+                          f"variables settled to tol={tol:g} (their last relative change "
+                          f"{change:.3g}, or the change still to come at that rate, is "
+                          "larger); raise max_iter", ConvergenceWarning, stacklevel=2)
         with np.errstate(over="ignore", under="ignore"):
             self.bounds_ = np.array([u, l]) * s * s
             self.slack_ = xi * s * s
@@ -1238,6 +1255,10 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
     (The paper prints :math:`\tfrac{\delta_c}{2}(1/p - \gamma/\xi_c)`, which agrees
     only at :math:`\gamma = 1`.)  The step is clipped at the dual variable
     :math:`\lambda_c \ge 0` (Hildreth's correction for an inequality constraint).
+
+    Returns ``(M, xi, n_iter, change)``: ``change`` is None when the stopping rule was met,
+    else the last relative change of the dual variables (the run reached ``max_iter``).
+    A sweep that leaves ``M`` or the duals not finite raises a ``ValueError``.
     """
     d = V.shape[1]
     M = np.eye(d)
@@ -1261,6 +1282,10 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
             lam[c] -= alpha
             M = M + beta * np.outer(Mv, Mv)
         change = np.linalg.norm(lam - lam_old)
+        if not (np.isfinite(change) and np.all(np.isfinite(M))):
+            raise ValueError(f"ITML broke down in sweep {n_iter}: the metric or the dual "
+                             "variables are not finite in float64; raise gamma, or give bounds "
+                             "closer to the squared distances of X")
         # the sweeps converge linearly: with the rate rho = change / previous change, the
         # distance still to go is about change * rho / (1 - rho), which can be far more
         # than the last change (ITML stopped 6% from its optimum on iris when only the
@@ -1270,8 +1295,8 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
         previous_change = change
         if change == 0 or (change <= tol * np.linalg.norm(lam)
                            and remaining <= tol * np.linalg.norm(lam)):
-            return (M + M.T) / 2, xi, n_iter, False
-    return (M + M.T) / 2, xi, n_iter, True
+            return (M + M.T) / 2, xi, n_iter, None
+    return (M + M.T) / 2, xi, n_iter, change / max(np.linalg.norm(lam), 1e-300)
 
 
 # ----------------------------------------------------------------------------- MENN
@@ -1580,12 +1605,23 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                 tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
                 W, eps, self.n_iter_, self.duality_gap_ = _menn_lowrank(
                     F, tau, eta, max_iter, float(tol))
+            if not np.isfinite(self.duality_gap_) and not self.duality_gap_ == np.inf:
+                raise ValueError(
+                    f"MetricEmbeddingNN: the low-rank solver broke down after {self.n_iter_} "
+                    "iterations (its objective or duality gap is NaN); scale the features, "
+                    "choose a moderate eta, or use solver='cvxpy' on up to 120 points")
             if self.duality_gap_ > tol:
+                if self.n_iter_ >= max_iter:
+                    why, advice = "at its iteration cap", "raise max_iter"
+                else:
+                    why = ("because L-BFGS-B could not improve it further at the finest "
+                           "smoothing (a stall)")
+                    advice = "raise tol"
                 warnings.warn(
                     f"MetricEmbeddingNN: the low-rank solver stopped (after {self.n_iter_} of "
-                    f"max_iter={max_iter} iterations) with a certified duality gap of "
-                    f"{self.duality_gap_:.2%} (tol={tol}); raise max_iter if it reached it, "
-                    "or use solver='cvxpy' on up to 120 points", ConvergenceWarning, stacklevel=2)
+                    f"max_iter={max_iter} iterations) {why}, with a certified duality gap of "
+                    f"{self.duality_gap_:.3g} > tol={tol}; {advice}, or use solver='cvxpy' on "
+                    "up to 120 points", ConvergenceWarning, stacklevel=2)
         elif solver == "cvxpy":
             W, eps, self.n_iter_ = _menn_cvxpy(F, tau, eta)
         else:
@@ -1715,6 +1751,11 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
         if t == check_at:
             best_at_check = best[0]
         val, gW, g_eps = value_and_subgradient(W, eps)
+        if not (np.isfinite(val) and np.all(np.isfinite(gW))):
+            raise ValueError(
+                f"MetricEmbeddingNN: the subgradient solver broke down at step {t + 1}: its "
+                "objective or subgradient is not finite in float64; scale the features or "
+                "choose a moderate eta")
         if val < best[0]:
             best = (val, W, eps)
         gnorm = np.sqrt(np.sum(gW**2) + g_eps**2)
@@ -1725,8 +1766,9 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
     if gain > _SUBGRADIENT_RTOL:
         warnings.warn(
             f"MetricEmbeddingNN: the subgradient solver stopped at max_iter={max_iter} while "
-            f"still improving (the best objective fell by {min(gain, 1.0):.1%} in the last tenth "
-            "of the iterations); raise max_iter, or use solver='cvxpy' on small problems",
+            f"still improving (the best objective fell by {min(gain, 1.0):.1%} > "
+            f"{_SUBGRADIENT_RTOL:.1%} in the last tenth of the iterations); raise max_iter, or "
+            "use solver='cvxpy' on small problems",
             ConvergenceWarning, stacklevel=3)
     return best[1], best[2]
 

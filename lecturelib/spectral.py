@@ -1046,7 +1046,8 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
     n_components : int, default=1
         Number ``k`` of eigenpairs, at most ``p``.
     max_iter : int, default=1000
-        Iteration cap; reaching it raises a ``ConvergenceWarning``.
+        Iteration cap; reaching it raises a ``ConvergenceWarning``.  Entries of ``S``
+        so large that :math:`SQ` overflows raise a ``ValueError``.
     tol : float >= 0, default=1e-10
     random_state : None, int or numpy generator, default=None
         Seed of the random start.
@@ -1095,6 +1096,10 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
         Q_new, R = np.linalg.qr(S @ Q)
         Q_new = Q_new * np.where(np.diag(R) < 0, -1.0, 1.0)
         moved = float(np.linalg.norm(Q_new - Q @ (Q.T @ Q_new)))
+        if not np.isfinite(moved):
+            raise ValueError(f"power_iteration broke down at iteration {it}: S @ Q is not "
+                             f"finite (entries of S up to {float(np.abs(S).max()):.3g} overflow "
+                             "float64); scale S towards 1 first")
         Q = Q_new
         if return_history:
             history.append(np.einsum("ij,ij->j", Q, S @ Q))
@@ -1103,7 +1108,9 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
             break
     if not converged:
         warnings.warn(f"power_iteration stopped at max_iter={max_iter} before the subspace "
-                      f"settled (last move {moved:.3g} > tol={tol})", ConvergenceWarning)
+                      f"settled (last move {moved:.3g} > tol={tol}); raise max_iter (the "
+                      "iteration is slow when the eigenvalues k and k + 1 are close)",
+                      ConvergenceWarning, stacklevel=3)  # the caller, past validate_params
     lam, W = np.linalg.eigh(Q.T @ S @ Q)
     lam, V = lam[::-1], Q @ W[:, ::-1]
     V = _flip_columns(V)[0]

@@ -306,8 +306,10 @@ class _KernelRows:
 
 
 def _smo(rows, y, C, tol, max_iter, record):
-    """Solve the dual; returns (mu, F, n_iter, history, converged) with
-    F_t = y_t - sum_s mu_s y_s K_ts.
+    """Solve the dual; returns (mu, F, n_iter, history, stop, violation) with
+    F_t = y_t - sum_s mu_s y_s K_ts; ``stop`` is "converged", "cap" or "stalled" (a step
+    that changed no multiplier: the same pair would be chosen again forever), and
+    ``violation`` the largest KKT violation max F(I_up) - min F(I_low) at the stop.
 
     F is -y * (gradient of the minimised objective 1/2 mu'Qmu - 1'mu).  The maximal
     violating pair is i = argmax F over I_up, and j minimises -(F_i - F_t)^2 / a_it over
@@ -328,10 +330,14 @@ def _smo(rows, y, C, tol, max_iter, record):
         i = int(np.argmax(Fu))
         Fi = Fu[i]
         Fl = np.where(low, F, pinf)
-        if Fi - Fl.min() < tol:
-            return mu, F, it, history, True
+        violation = Fi - Fl.min()
+        if violation < tol:
+            return mu, F, it, history, "converged", violation
+        if not math.isfinite(violation):
+            raise ValueError(f"SVC: SMO broke down after {it} steps: the KKT violation is "
+                             f"{violation} (the kernel values overflow float64); scale the data")
         if it == max_iter:
-            return mu, F, it, history, False
+            return mu, F, it, history, "cap", violation
         Ki = rows.row(i)
         b = Fi - Fl  # > 0 exactly for the candidates t in I_low with F_t < F_i
         a = diag + diag[i] - 2.0 * Ki
@@ -372,6 +378,8 @@ def _smo(rows, y, C, tol, max_iter, record):
                 if ni < 0:
                     ni, nj = 0.0, total
         di, dj = ni - ai, nj - aj
+        if di == 0 and dj == 0:
+            return mu, F, it, history, "stalled", violation
         mu[i], mu[j] = ni, nj
         F -= (yi * di) * Ki
         F -= (yj * dj) * Kj
@@ -603,13 +611,20 @@ class SVC(ClassifierMixin, BaseEstimator):
             rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
         max_iter = iteration_cap(self.max_iter if self.max_iter != -1 else _default_max_iter(n), self.tol)
         tol = tightened(self.tol)
-        mu, F, n_iter, history, converged = _smo(rows, signs, C, float(tol), max_iter,
-                                                 self.record_objective)
-        if not converged:
+        mu, F, n_iter, history, stop, violation = _smo(rows, signs, C, float(tol), max_iter,
+                                                       self.record_objective)
+        if stop == "cap":
             warnings.warn(
                 f"SVC stopped at max_iter={max_iter} SMO steps before the largest KKT violation "
-                f"fell below tol={tol}; the solution may be inaccurate. Scale the data, "
-                "lower C or raise tol (or max_iter).", ConvergenceWarning, stacklevel=2)
+                f"fell below tol={tol} (it is {violation:.3g}); the solution may be inaccurate. "
+                "Scale the data, lower C or raise tol (or max_iter).", ConvergenceWarning,
+                stacklevel=2)
+        elif stop == "stalled":
+            warnings.warn(
+                f"SVC stopped after {n_iter} SMO steps because a step changed no multiplier "
+                f"(rounding), with the largest KKT violation {violation:.3g} >= tol={tol}; the "
+                "solution may be inaccurate. Raise tol, or scale the data.",
+                ConvergenceWarning, stacklevel=2)
         intercept = _intercept(mu, signs, F, C)
 
         self.alpha_ = mu
