@@ -154,8 +154,9 @@ def constraint_candidates(name, constraints):
 
 # One size per dimension name for a whole call, so that arrays declared with the same
 # dimension agree; any other name gets its own small size (4, 5, 6 ... in order of first
-# appearance), so that (n, m) is not square by accident.
-DIMENSION_SIZES = {"n_samples": 12, "n_features": 3, "n_classes": 3, "n_constraints": 1}
+# appearance), so that (n, m) is not square by accident.  Fewer constraints than outcomes
+# (4) keep a target of expectations inside the hull of the feature vectors.
+DIMENSION_SIZES = {"n_samples": 12, "n_features": 3, "n_classes": 3, "n_constraints": 2}
 
 
 def declared_shapes(obj):
