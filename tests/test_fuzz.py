@@ -8,7 +8,11 @@ estimator declared tomorrow is fuzzed without a line here.
 
 For each public name a *base call* is found first: the declared defaults, and for each
 required argument the candidates of its role (or of its constraints) tried in turn until
-the call succeeds.  Then one argument at a time is replaced by
+the call succeeds.  Arrays are first built at the shapes the numpydoc "Parameters" section
+declares (``K : array_like of shape (n, n)``, read with ``numpydoc.docscrape``), every
+named dimension one size for the whole call, so that arguments agree with each other;
+then from the role alone.  ``test_every_public_name_has_a_base_call`` requires a base call
+for every name.  Then one argument at a time is replaced by
 
 - numbers: the ends of the declared interval, a tiny positive (1e-300) and a huge value
   (1e300) inside it, a large count (10**4) for integers;
@@ -20,7 +24,10 @@ the call succeeds.  Then one argument at a time is replaced by
 The only acceptable outcomes are a ``ValueError``/``TypeError`` (``InvalidParameterError``
 is both), or a result free of NaN and infinity when the input was finite.  Everything else
 (OverflowError, ZeroDivisionError, IndexError, a NaN or inf returned, a Rust panic) fails,
-and so does a case running longer than ``CASE_SECONDS``.  The cases are in the slow tier.
+and so does a case running longer than ``CASE_SECONDS``.  The oracle cannot tell a
+forbidden content silently accepted from a valid input (many functions rightly take any
+square matrix): those cases find crashes and NaN, the module tests check the refusals.
+The cases are in the slow tier.
 """
 
 from __future__ import annotations
