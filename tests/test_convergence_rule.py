@@ -24,7 +24,7 @@ import pytest
 from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
-from lecturelib import clustering, em, hpca, maxent, metric, spectral, svm
+from lecturelib import clustering, em, hpca, maxent, metric, spectral, subspace, svm
 
 # ----------------------------------------------------------------------------- small problems
 
@@ -196,3 +196,33 @@ def test_n_iter_counts_the_iterations_run():
     assert lmnn.n_iter_ < 100_000
     with pytest.warns(ConvergenceWarning):
         assert clustering.KernelKMeans(4, n_init=1, max_iter=1, random_state=0).fit(_blobs()).n_iter_ == 1
+
+
+@pytest.fixture
+def clarabel_almost_solved(monkeypatch):
+    """Every cvxpy solve ends as Clarabel's "almost solved" (status optimal_inaccurate),
+    a stop short of its tolerances that the small problems here never reach by themselves."""
+    import cvxpy as cp
+
+    solve = cp.Problem.solve
+
+    def almost_solved(self, *args, **kwargs):
+        value = solve(self, *args, **kwargs)
+        self._status = "optimal_inaccurate"
+        return value
+
+    monkeypatch.setattr(cp.Problem, "solve", almost_solved)
+
+
+@pytest.mark.parametrize("call, reason", [
+    (lambda K: subspace.svm2k_rademacher_estimate(K, K, 1.0, disagreement=0.2, n_draws=1,
+                                                   random_state=0),
+     r"svm2k_rademacher_estimate: .* stopped short of its tolerances after \d+ iterations"),
+    (lambda K: subspace.SVM2K(views=2).fit(np.hstack([K[:, :2], K[:, 2:4]]),
+                                                   np.arange(K.shape[0]) % 2),
+     r"SVM2K: the QP solver \(Clarabel\) stopped short of its tolerances after \d+ iterations"),
+], ids=["svm2k_rademacher_estimate", "SVM2K"])
+def test_a_conic_solve_short_of_its_tolerances_warns(clarabel_almost_solved, call, reason):
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    with pytest.warns(ConvergenceWarning, match=reason):
+        call(X @ X.T)
