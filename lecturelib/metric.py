@@ -1603,7 +1603,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
             # made a fit 1.7 times slower on an idle 2-core machine, far slower on a busy one
             with threadpool_limits(limits=1, user_api="blas"):
                 tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
-                W, eps, self.n_iter_, self.duality_gap_ = _menn_lowrank(
+                W, eps, self.n_iter_, self.duality_gap_, capped = _menn_lowrank(
                     F, tau, eta, max_iter, float(tol))
             if not np.isfinite(self.duality_gap_) and not self.duality_gap_ == np.inf:
                 raise ValueError(
@@ -1611,7 +1611,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                     "iterations (its objective or duality gap is NaN); scale the features, "
                     "choose a moderate eta, or use solver='cvxpy' on up to 120 points")
             if self.duality_gap_ > tol:
-                if self.n_iter_ >= max_iter:
+                if capped:
                     why, advice = "at its iteration cap", "raise max_iter"
                 else:
                     why = ("because L-BFGS-B could not improve it further at the finest "
@@ -1872,7 +1872,9 @@ class _MennReduced:
 
 def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     """Minimise the smoothed SDP over S = U U^T (L-BFGS-B), sharpening the smoothing until
-    the certified duality gap is below ``tol``.  Returns (W, eps, n_iter, gap).
+    the certified duality gap is below ``tol``.  Returns (W, eps, n_iter, gap, capped):
+    ``n_iter`` counts the L-BFGS-B iterations that ran, ``capped`` says whether the budget of
+    ``max_iter`` (where a run that cannot move counts 1) ran out.
 
     When the dual matrix is not PSD, up to ``rank_step`` of its negative directions are
     added to U (the rank was too small) before the smoothing is sharpened.
@@ -1914,7 +1916,7 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
             if certify(x[:-1].reshape(-1, q), float(x[-1]), mu)[0] <= tol:
                 raise StopIteration
 
-    n_iter, mu, gap = 0, _SMOOTHING_START, np.inf
+    n_iter, n_run, mu, gap = 0, 0, _SMOOTHING_START, np.inf
     while n_iter < max_iter:
         x0 = np.append(U.ravel(), eps)
         bounds = [(None, None)] * (x0.size - 1) + [(0.0, None)]
@@ -1923,7 +1925,8 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
                        bounds=bounds, callback=check_within_run,
                        options={"maxiter": max_iter - n_iter, "gtol": tightened(1e-12), "maxls": 100,
                                 "ftol": tightened(1e-13), "maxcor": 20})
-        n_iter += max(int(res.nit), 1)
+        n_iter += max(int(res.nit), 1)   # the budget: a run that cannot move still counts
+        n_run += int(res.nit)
         stalled = res.nit == 0
         U, eps = res.x[:-1].reshape(-1, q), float(res.x[-1])
         gap, w, V = certify(U, eps, mu)
@@ -1941,7 +1944,7 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
         else:       # no sharper smoothing to try, or L-BFGS-B cannot move at this one
             break
     _, U, eps = best
-    return prob.basis @ (U @ U.T) @ prob.basis.T, eps, n_iter, gap
+    return prob.basis @ (U @ U.T) @ prob.basis.T, eps, n_run, gap, n_iter >= max_iter and gap > tol
 
 
 # ----------------------------------------------------------------------------- kernel learning
