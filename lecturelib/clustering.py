@@ -913,8 +913,9 @@ class KMeans(TransformerMixin, ClusterMixin, BaseEstimator):
         if capped:
             warnings.warn(
                 f"KMeans stopped at max_iter={max_iter} iterations before the labels settled "
-                f"(last squared centre shift {shift:.3g} > tol={tol:.3g}, tol={tightened(self.tol):g} "
-                "times the mean variance of X); its energy may still fall: raise max_iter",
+                f"(last squared centre shift {shift:.3g} > {tol:.3g}, which is tol="
+                f"{tightened(self.tol):g} times the mean variance of X); its energy may still "
+                "fall: raise max_iter",
                 ConvergenceWarning, stacklevel=2)
         self.labels_ = labels
         self.cluster_centers_ = centers
