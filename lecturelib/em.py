@@ -75,7 +75,7 @@ def _check_em_step(est, history, n_iter):
             "float64); scale the data, or raise reg_covar where the estimator has it")
 
 
-def _warn_em_stop(est, history, converged, max_iter, tol, n):
+def _warn_em_stop(est, history, converged, max_iter, tol, n, stacklevel):
     """The ConvergenceWarning of the EM loops, when the kept start stopped at the cap (as
     scikit-learn, the other starts are not judged: the kept one is the result)."""
     if not converged:
@@ -83,7 +83,7 @@ def _warn_em_stop(est, history, converged, max_iter, tol, n):
         warnings.warn(
             f"{type(est).__name__}: EM stopped at max_iter={max_iter} iterations with the "
             f"last change of the mean log-likelihood {change:.3g} >= tol={tol:g}; raise "
-            "max_iter (or tol).", ConvergenceWarning, stacklevel=3)
+            "max_iter (or tol).", ConvergenceWarning, stacklevel=stacklevel)
 
 
 class _PointMixture(DensityMixin, BaseEstimator):
@@ -107,11 +107,14 @@ class _PointMixture(DensityMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Fit by EM, keeping the best of ``n_init`` starts.  ``y`` is ignored."""
-        self.fit_predict(X)
+        self._fit(X)
         return self
 
     def fit_predict(self, X, y=None):
         """Fit by EM and return the most probable component of each row."""
+        return self._fit(X)
+
+    def _fit(self, X):
         check_estimator_params(self)
         X = self._validate_X(X, reset=True)
         self._check_params(X)
@@ -135,7 +138,7 @@ class _PointMixture(DensityMixin, BaseEstimator):
             if best is None or history[-1] > best[0][-1]:
                 best = (history, params, converged, n_iter, log_resp)
         history, params, converged, n_iter, log_resp = best
-        _warn_em_stop(self, history, converged, max_iter, tol, X.shape[0])
+        _warn_em_stop(self, history, converged, max_iter, tol, X.shape[0], stacklevel=4)
         for name in self._param_names:
             setattr(self, name + "_", params[name])
         self._set_derived(params)
@@ -631,7 +634,7 @@ class MultinomialMixture(BaseEstimator):
             if best is None or history[-1] > best[0][-1]:
                 best = (history, lam, u, v, converged, n_iter)
         history, lam, u, v, converged, n_iter = best
-        _warn_em_stop(self, history, converged, max_iter, tol, total)
+        _warn_em_stop(self, history, converged, max_iter, tol, total, stacklevel=3)
         self.weights_, self.topic_word_, self.topic_document_ = lam, u, v
         joint_d = lam[None, :] * v.T
         sums = joint_d.sum(axis=1, keepdims=True)
