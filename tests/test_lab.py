@@ -106,19 +106,33 @@ def lab(tmp_path_factory):
 
 
 def open_notebook(browser, lab, path):
-    """A page showing ``path`` in JupyterLab, once its kernel has started and is idle."""
+    """A page showing ``path`` alone in JupyterLab, once its own kernel is idle.
+
+    Each page opens in a workspace of its own: in the default one, JupyterLab would restore
+    the tabs of an earlier test beside ``path``, and whichever tab it activated last would
+    receive the menu's commands and show its kernel's status.
+    """
     base, token, _ = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{base}/lab/tree/{path}?token={token}")
+    page.goto(f"{base}/lab/workspaces/t{secrets.token_hex(4)}/tree/{path}?reset&token={token}")
     page.wait_for_selector(f"{SHOWN_NOTEBOOK} .jp-Cell", state="attached", timeout=120_000)
-    page.get_by_text(re.compile(r"Python 3 \(ipykernel\) \| Idle")).wait_for(timeout=120_000)
+    name = Path(path).name
+    page.wait_for_function(
+        """name => { const tabs = document.querySelectorAll('#jp-main-dock-panel .lm-TabBar-tab');
+                     return tabs.length === 1 && tabs[0].textContent.includes(name); }""",
+        arg=name, timeout=60_000)
+    page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
+        state="attached", timeout=120_000)
     return page
 
 
 def run_menu(page, item: str) -> None:
-    """Choose ``Run → item`` from JupyterLab's menu bar."""
+    """Choose ``Run → item`` from JupyterLab's menu bar (it must be enabled)."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")).click()
+    entry = page.locator(".lm-Menu-item", has=page.locator(
+        ".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")))
+    assert "lm-mod-disabled" not in (entry.get_attribute("class") or ""), f"Run → {item} is disabled"
+    entry.click()
 
 
 def output_with(page, pattern: str, timeout: float = 180) -> str:
@@ -181,7 +195,8 @@ def test_lab_check_reports_an_unanswered_question(browser, lab):
     run_menu(page, "Run All Cells")  # stops at question 1's unanswered cell
     output_with(page, r"NotImplementedError")
     # The kernel drops requests queued behind an error: run the check once that is over.
-    page.get_by_text(re.compile(r"Python 3 \(ipykernel\) \| Idle")).wait_for(timeout=60_000)
+    page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
+        state="attached", timeout=60_000)
     time.sleep(1)
     # Selected only now: the notebook's Markdown (rendered by jupyterlab-myst) has settled,
     # and nothing moves the selection back to the first cell.
