@@ -970,22 +970,30 @@ class SVM2K(ClassifierMixin, BaseEstimator):
 def _solve_cone_programme(problem, cp):
     """Solve with Clarabel and return the optimal value (an inaccurate solution, which a
     tight constraint on a nearly singular Gram matrix can give, is returned with a
-    ``ConvergenceWarning``)."""
+    ``ConvergenceWarning``).  A solver failure, a Rust panic inside Clarabel included (pyo3's
+    ``PanicException``, a ``BaseException``), becomes a ``ValueError``."""
+    advice = ("keep disagreement away from 0, or the Gram matrices away from singular "
+              "(e.g. add a small multiple of the identity)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         try:
             problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
-        except cp.error.SolverError:
-            raise RuntimeError("the Rademacher programme failed in the solver; a disagreement "
-                               "bound of exactly 0 is degenerate, try a small positive value") from None
-    if problem.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"the Rademacher programme was not solved: status {problem.status}")
+        except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
+            raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel, "
+                             f"through cvxpy) failed with {type(exc).__name__}; {advice}") from exc
+        except BaseException as exc:
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel, "
+                             f"through cvxpy) failed (a panic inside Clarabel); {advice}") from None
+    if problem.status not in ("optimal", "optimal_inaccurate") or problem.value is None:
+        raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel) "
+                         f"returned status {problem.status!r}, not a solution; {advice}")
     if problem.status == "optimal_inaccurate":
         warnings.warn("svm2k_rademacher_estimate: the cone programme's solver (Clarabel) "
                       f"stopped short of its tolerances after {_solver_iterations(problem)} "
                       "iterations (status optimal_inaccurate), so the value may be off in its "
-                      "last digits; keep disagreement away from 0, or the Gram matrices away "
-                      "from singular", ConvergenceWarning, stacklevel=4)
+                      f"last digits; {advice}", ConvergenceWarning, stacklevel=4)
     return float(problem.value)
 
 
@@ -1171,7 +1179,11 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
     programme and solved with cvxpy (Clarabel).  Without the constraint
     (``disagreement=None``) the maximum has the closed form
     :math:`\frac Cm\big(\sqrt{\sigma^\top K_A^{(m)}\sigma} + \sqrt{\sigma^\top K_B^{(m)}\sigma}\big)`
-    (:math:`K^{(m)}` the labelled block), which is used instead.
+    (:math:`K^{(m)}` the labelled block), which is used instead.  :math:`F` is
+    homogeneous, :math:`F(\sigma; K, C, \hat D) = CR\,F(\sigma; K/R^2, 1, \hat D/(CR))` with
+    :math:`R^2` the largest diagonal entry of the two matrices, and the programme is solved
+    at that unit scale, so that the result does not depend on the solver's absolute
+    tolerances; a constraint with :math:`\hat D \ge 2CR` cannot bind and gives the closed form.
 
     Parameters
     ----------
@@ -1194,6 +1206,12 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
         ``estimate`` (mean of :math:`F` over the draws), ``values`` (one per draw) and
         ``unconstrained`` (the closed-form value without the constraint, for the same
         signs).
+
+    Raises
+    ------
+    ValueError
+        When :math:`C\sqrt{\max_j K_{jj}}` overflows, or the cone programme's solver
+        fails (its status, or its exception, is named in the message).
 
     See the chapter "Subspace methods and their bounds", section "Rademacher analysis of SVM-2K".
 
@@ -1224,19 +1242,33 @@ def svm2k_rademacher_estimate(K_A, K_B, C, disagreement=None, n_labelled=None, n
         raise ValueError(f"n_labelled={m} is larger than the number of points ({n})")
     rng = check_random_state(random_state)
     signs = rng.choice([-1.0, 1.0], size=(n_draws, m))
-    free = np.array([(C / m) * (math.sqrt(max(s @ K_A[:m, :m] @ s, 0.0))
-                                + math.sqrt(max(s @ K_B[:m, :m] @ s, 0.0))) for s in signs])
-    if disagreement is None:
+    # F is homogeneous: F(sigma; K, C, D) = C R F(sigma; K / R^2, 1, D / (C R)) with R^2 the
+    # largest diagonal entry, so the programme is solved at unit scale whatever the scale of
+    # K and C (Clarabel's absolute tolerances, and an overflow of s'Ks, would otherwise
+    # decide the value).
+    R2 = max(float(K_A.diagonal().max()), float(K_B.diagonal().max()))
+    unit = C * math.sqrt(R2)  # the largest |f(x)| in the class
+    if not math.isfinite(unit):
+        raise ValueError(f"svm2k_rademacher_estimate: C * sqrt(max diag K) = {C:.3g} * "
+                         f"sqrt({R2:.3g}) overflows float64; scale C or K_A and K_B down")
+    if unit == 0.0:  # zero kernels, or every |F| <= 2 C R below float64's smallest number
+        zeros = np.zeros(n_draws)
+        return {"estimate": 0.0, "values": zeros, "unconstrained": zeros}
+    K_A, K_B = K_A / R2, K_B / R2
+    free = unit * np.array([(math.sqrt(max(s @ K_A[:m, :m] @ s, 0.0))
+                             + math.sqrt(max(s @ K_B[:m, :m] @ s, 0.0))) / m for s in signs])
+    if disagreement is None or disagreement / unit >= 2.0:
+        # at unit scale |f_A(x_j) - f_B(x_j)| <= 2 for every w: the constraint is void
         return {"estimate": float(free.mean()), "values": free, "unconstrained": free}
     (Fa, _), (Fb, _) = SVM2K._feature_map(K_A, "A"), SVM2K._feature_map(K_B, "B")
     va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
     s_par = cp.Parameter(m)
     fa, fb = Fa @ va, Fb @ vb
     problem = cp.Problem(cp.Maximize(s_par @ (fa[:m] + fb[:m]) / m),
-                         [cp.norm(va) <= C, cp.norm(vb) <= C,
-                          cp.sum(cp.abs(fa - fb)) / n <= disagreement])
+                         [cp.norm(va) <= 1.0, cp.norm(vb) <= 1.0,
+                          cp.sum(cp.abs(fa - fb)) / n <= disagreement / unit])
     values = np.empty(n_draws)
     for j, s in enumerate(signs):
         s_par.value = s
-        values[j] = _solve_cone_programme(problem, cp)
+        values[j] = unit * _solve_cone_programme(problem, cp)
     return {"estimate": float(values.mean()), "values": values, "unconstrained": free}

@@ -484,3 +484,47 @@ def test_projection_residuals_refuse_an_overflowing_projection():
     K = X @ X.T
     with pytest.raises(ValueError, match="overflow float64.*K_new"):
         projection_residuals(K, K * 1e300, np.diag(K), 2)
+
+
+@pytest.mark.parametrize("s, C", [(1e150, 1.0), (1e-150, 1.0), (1.0, 1e300), (1.0, 1e-300)],
+                         ids=["K*1e150", "K*1e-150", "C=1e300", "C=1e-300"])
+def test_svm2k_rademacher_estimate_is_homogeneous_at_extreme_scales(two_grams, s, C):
+    # F(sigma; sK, C, D) = C sqrt(s) F(sigma; K, 1, D / (C sqrt(s))): the scaled problem has
+    # the value of the unit one, times C sqrt(s).  At these scales Clarabel reported the
+    # bounded programme "unbounded" (C = 1e300), failed (K * 1e150), refused the Gram matrix
+    # as numerically zero (K * 1e-150) or returned its tolerance, 3e-12, for 5e-301 (C = 1e-300)
+    from lecturelib.subspace import svm2k_rademacher_estimate
+
+    K_A, K_B = two_grams
+    kw = dict(n_labelled=15, n_draws=2, random_state=0)
+    unit = svm2k_rademacher_estimate(K_A, K_B, 1.0, disagreement=0.05, **kw)
+    out = svm2k_rademacher_estimate(K_A * s, K_B * s, C, disagreement=0.05 * C * math.sqrt(s), **kw)
+    np.testing.assert_allclose(out["values"] / (C * math.sqrt(s)), unit["values"], rtol=1e-6)
+    np.testing.assert_allclose(out["unconstrained"] / (C * math.sqrt(s)), unit["unconstrained"],
+                               rtol=1e-12)
+
+
+def test_svm2k_rademacher_estimate_solver_failures_are_value_errors(two_grams, monkeypatch):
+    import cvxpy as cp
+
+    from lecturelib.subspace import svm2k_rademacher_estimate
+
+    K_A, K_B = two_grams
+    with pytest.raises(ValueError, match=r"C \* sqrt\(max diag K\) = 1e\+300 \* sqrt\(1e\+300\) "
+                                         r"overflows float64; scale C or K_A and K_B down"):
+        svm2k_rademacher_estimate(K_A * 1e300, K_B * 1e300, 1e300, disagreement=0.1)
+
+    def fails(self, *args, **kwargs):
+        raise cp.error.SolverError("Solver 'CLARABEL' failed.")
+
+    monkeypatch.setattr(cp.Problem, "solve", fails)
+    with pytest.raises(ValueError, match=r"svm2k_rademacher_estimate: the cone programme's "
+                                         r"solver \(Clarabel, through cvxpy\) failed with SolverError"):
+        svm2k_rademacher_estimate(K_A, K_B, 1.0, disagreement=0.05, random_state=0)
+
+    def infeasible(self, *args, **kwargs):
+        self._status = "infeasible"
+
+    monkeypatch.setattr(cp.Problem, "solve", infeasible)
+    with pytest.raises(ValueError, match=r"returned status 'infeasible', not a solution"):
+        svm2k_rademacher_estimate(K_A, K_B, 1.0, disagreement=0.05, random_state=0)
