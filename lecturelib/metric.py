@@ -359,13 +359,21 @@ class _MetricTransformer(TransformerMixin, BaseEstimator):
         M = (M + M.T) / 2
         components = components_from_metric(M)
         if scale != 1.0:
+            big = float(np.abs(M).max())
             with np.errstate(over="ignore", under="ignore"):
                 M, components = M / scale / scale, components / scale
+            tiny = np.finfo(np.float64).tiny
             if not (np.all(np.isfinite(M)) and np.all(np.isfinite(components))) or (
-                    np.any(components) and not np.any(M)):
+                    big > 0 and float(np.abs(M).max()) < tiny):
+                # metric_ scales as 1 / scale^2: it is a finite, normal float64 only for a
+                # scale within [sqrt(big / max), sqrt(big / tiny)]
+                lo = np.sqrt(big / np.finfo(np.float64).max) * 2.0
+                hi = np.sqrt(big / tiny) / 2.0
                 raise ValueError(f"{type(self).__name__}: the learned metric of X (whose "
                                  f"typical distance is {scale:.3g}) is not representable in "
-                                 "float64; rescale X")
+                                 "float64: it scales as 1 / distance^2; rescale X so that its "
+                                 f"typical distance lies within [{lo:.1e}, {hi:.1e}] (e.g. "
+                                 "with sklearn.preprocessing.StandardScaler)")
         self.metric_ = M
         self.components_ = components
         self.n_features_out_ = self.components_.shape[0]
@@ -570,6 +578,11 @@ class MMC(_MetricTransformer):
         dissimilar = dissimilar[keep]
         if dissimilar.shape[0] == 0:
             raise ValueError("MMC needs at least one pair of distinct points with different labels")
+        # the problem is scale-equivariant (metric_ scales as 1 / scale^2): solve it for
+        # X / scale, a power of two (exact in floating point) near the largest dissimilar
+        # difference, so that the scatter below neither overflows nor underflows
+        scale = float(np.ldexp(1.0, int(np.frexp(np.abs(dd).max())[1]) - 1))
+        X = X / scale
         ds = X[similar[:, 0]] - X[similar[:, 1]]
         dd = X[dissimilar[:, 0]] - X[dissimilar[:, 1]]
         S = ds.T @ ds
@@ -586,7 +599,7 @@ class MMC(_MetricTransformer):
             L = self._ascend(dd @ T)
             M = T @ (L.T @ L) @ T.T
         g = mmc_objective(M, X, similar, dissimilar)[0]
-        self._set_metric(M / g**2)
+        self._set_metric(M / g**2, scale)
         return self
 
     def _ascend(self, Z):
@@ -1392,6 +1405,9 @@ _SUBGRADIENT_RTOL = 1e-3
 # The low-rank solver's first and smallest smoothing widths (margins are of order 1).
 _SMOOTHING_START = 1.0
 _SMOOTHING_FLOOR = 1e-7
+# Largest entry of a linear kernel matrix MetricEmbeddingNN accepts: within it every entry
+# of K at 1e-16 of the largest is a normal float64, and sums of n^2 such products are finite.
+_LINEAR_KERNEL_RANGE = (1e-270, 1e270)
 # L-BFGS-B iterations between two certificates within one run of the low-rank solver.
 _CHECK_EVERY = 200
 
@@ -1570,6 +1586,28 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}")
         return self._kernel(X, Y)
 
+    def _kernel_of_training_set(self, X):
+        """``K(X, X)``, refused when float64 cannot hold it: the linear kernel's largest
+        entry must lie within ``_LINEAR_KERNEL_RANGE``.  The problem is not scale-invariant
+        (for the linear kernel, X * s solves the problem of X with eta * s^2), so X is not
+        rescaled; below the range the kernel's entries are subnormal (or zero), above it
+        the solvers' sums over pairs overflow."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            K = self._kernel(X, X)
+        lo, hi = _LINEAR_KERNEL_RANGE
+        big = float(np.max(np.abs(K))) if np.all(np.isfinite(K)) else np.inf
+        if self.kernel == "linear" and not (lo <= big <= hi or big == 0.0):
+            raise ValueError(
+                f"MetricEmbeddingNN: the linear kernel of X has largest entry {big:.3g} "
+                f"(the largest squared row norm of X), outside [{lo:.0e}, {hi:.0e}], where "
+                "float64 holds it and its sums over pairs; rescale X (e.g. with "
+                "sklearn.preprocessing.StandardScaler; note that X * s is the problem of X "
+                "with eta * s^2, so choose eta for the scaled X)")
+        if not np.all(np.isfinite(K)):
+            raise ValueError("MetricEmbeddingNN: the kernel matrix of X is not finite in float64; "
+                             "rescale X (e.g. with sklearn.preprocessing.StandardScaler)")
+        return K
+
     def _kernel(self, X, Y):
         if self.kernel == "linear":
             return linear_kernel(X, Y)
@@ -1593,7 +1631,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                 f"{X.shape[0]}; use solver='lowrank'"
             )
         self.X_fit_ = X
-        K = self._kernel(X, X)
+        K = self._kernel_of_training_set(X)
         F = _feature_factor(K)
         null, Fc_pinv = _centred_null_space_and_pinv(F)
         tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)

@@ -750,6 +750,51 @@ def test_epsilon_loo_error_extremes():
     assert metric.epsilon_loo_error(4.0 - D, y, 1.0) == 1.0    # only other classes inside
 
 
+def test_epsilon_loo_error_refuses_what_are_not_squared_distances():
+    # found by the refusal oracle of tests/test_fuzz.py: a negative "squared distance" was
+    # counted inside every ball, and an asymmetric D read row by row
+    x = np.array([0.0, 0.1, 1.0, 1.1, 5.0])
+    y = [0, 0, 1, 1, 1]
+    D = (x[:, None] - x[None, :]) ** 2
+    negative, asymmetric = D.copy(), D.copy()
+    negative[0, 2] = negative[2, 0] = -1.0
+    asymmetric[0, 2] = 0.0
+    with pytest.raises(ValueError, match="^D must hold squared distances, which are non-neg"):
+        metric.epsilon_loo_error(negative, y, 0.05)
+    with pytest.raises(ValueError, match="^D must be symmetric"):
+        metric.epsilon_loo_error(asymmetric, y, 0.05)
+    # the rounding of the expansion |x|^2 + |x'|^2 - 2<x, x'> is accepted: the same result
+    rounded = D.copy()
+    np.fill_diagonal(rounded, -1e-15)
+    rounded[0, 1] += 1e-15
+    assert metric.epsilon_loo_error(rounded, y, 0.05) == metric.epsilon_loo_error(D, y, 0.05)
+
+
+def test_menn_objective_takes_a_symmetric_C_bar_only():
+    # found by the refusal oracle's review: an asymmetric C_bar was read through its
+    # symmetric part; a symmetric C_bar outside the PSD cone (a solver's solution within
+    # its tolerance) is evaluated as documented, by the formula written out below
+    K = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
+    y = np.array([0, 0, 1])
+    asymmetric = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(ValueError, match="^C_bar must be symmetric"):
+        metric.menn_objective(asymmetric, 0.5, K, y)
+    C = np.diag([1.0, 0.2, -1e-9])
+    tau = np.where(y[:, None] == y[None, :], 1.0, -1.0)
+    hinge = sum(max(0.0, 1 + tau[i, j] * ((K[i] - K[j]) @ C @ (K[i] - K[j]) - 0.5))
+                for i in range(3) for j in range(3))
+    assert metric.menn_objective(C, 0.5, K, y) == pytest.approx(np.sum(K * C) + hinge, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_menn_protocol_split_refuses_non_finite_features(bad):
+    # found by the fuzz: NaN and infinity in X were passed through into the splits
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    X[5, 1] = bad
+    with pytest.raises(ValueError, match="X contains (NaN|infinity)"):
+        datasets.menn_protocol_split(X, np.repeat([0, 1], 20))
+
+
 @pytest.mark.parametrize("sizes", [(5, 5), (4, 4, 4)])
 def test_learn_kernel_matrix_memorises_labels_at_the_centred_simplex(sizes):
     """With a small lam every hinge is zero (eps = 1, squared distances 0 and 2) and the
@@ -844,3 +889,38 @@ def test_menn_objective_refuses_an_overflowing_objective():
     K = np.array([[2.0, 1.0], [1.0, 2.0]]) * 1e300
     with pytest.raises(ValueError, match="overflows float64.*K"):
         metric.menn_objective(np.eye(2), 0.5, K, [0, 1])
+
+
+def _scale_problem():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 8)
+    X = rng.normal(size=(24, 3)) + np.c_[y, -y, np.zeros(24)] * 0.8
+    return X, y
+
+
+def test_mmc_is_scale_equivariant_and_refuses_a_metric_float64_cannot_hold():
+    # the problem is unchanged by X -> sX with M -> M / s^2; at X * 1e-160 the metric
+    # (~1e320) overflows and at X * 1e200 (~1e-400) it underflows: both are refused naming
+    # X and the range (they failed with "M contains NaN or infinity" and numpy's
+    # "Eigenvalues did not converge")
+    X, y = _scale_problem()
+    ref = metric.MMC().fit(X, y).metric_
+    np.testing.assert_allclose(metric.MMC().fit(X * 1e-150, y).metric_ * 1e-300, ref, rtol=1e-9)
+    np.testing.assert_allclose(metric.MMC().fit(X * 1e150, y).metric_ * 1e300, ref, rtol=1e-9)
+    for s in (1e-160, 1e200):
+        with pytest.raises(ValueError, match=r"MMC: the learned metric of X .* not representable "
+                                             r"in float64.*typical distance lies within \[[\d.]+e-1\d\d, "
+                                             r"[\d.]+e\+1\d\d\]"):
+            metric.MMC().fit(X * s, y)
+
+
+@pytest.mark.parametrize("solver", ["lowrank", "subgradient"])
+@pytest.mark.parametrize("s", [1e-160, 1e150, 1e200])
+def test_menn_refuses_a_linear_kernel_outside_float64s_range(solver, s):
+    # X * s is the problem of X with eta * s^2 (not scale-invariant), so X is not rescaled:
+    # the subgradient solver returned its start W = 0 silently at 1e-160 and 1e150, the
+    # low-rank one stalled with objective 8e300 at 1e-160; at 1e200 both failed in numpy
+    X, y = _scale_problem()
+    with pytest.raises(ValueError, match=r"linear kernel of X has largest entry .* outside "
+                                         r"\[1e-270, 1e\+270\].* rescale X"):
+        metric.MetricEmbeddingNN(kernel="linear", solver=solver, max_iter=50).fit(X * s, y)
