@@ -20,6 +20,7 @@ __all__ = [
     "check_probability_vector",
     "check_nonnegative",
     "check_square",
+    "check_symmetric",
     "check_symmetric_psd",
     "input_eps",
     "rounding_tolerance",
@@ -145,6 +146,21 @@ def check_squares_finite(X, name):
     return X
 
 
+def check_symmetric(K, name, *, symmetry_tol=1e-10):
+    """Finite square matrix equal to its transpose within rounding.
+
+    Entries of ``K`` and ``K.T`` may differ by ``symmetry_tol`` times
+    ``max(1, largest |entry|)``, at least ``10 eps`` of the input's precision
+    (:func:`rounding_tolerance`).
+    """
+    arr = check_square(K, name)
+    symmetry_tol = rounding_tolerance(K, 10, floor=symmetry_tol)
+    scale = max(1.0, float(np.abs(arr).max()))
+    if not np.allclose(arr, arr.T, rtol=0, atol=symmetry_tol * scale):
+        raise ValueError(f"{name} must be symmetric")
+    return arr
+
+
 def check_symmetric_psd(K, name, *, tol=1e-8, symmetry_tol=1e-10):
     """Symmetric positive semi-definite matrix (a kernel Gram matrix).
 
@@ -155,12 +171,9 @@ def check_symmetric_psd(K, name, *, tol=1e-8, symmetry_tol=1e-10):
     for the eigenvalue (Weyl's inequality), ``10 eps`` for symmetry, so that a float32
     Gram matrix of a PSD kernel passes.
     """
-    arr = check_square(K, name)
+    arr = check_symmetric(K, name, symmetry_tol=symmetry_tol)
     tol = rounding_tolerance(K, arr.shape[0], floor=tol)
-    symmetry_tol = rounding_tolerance(K, 10, floor=symmetry_tol)
     scale = max(1.0, float(np.abs(arr).max()))
-    if not np.allclose(arr, arr.T, rtol=0, atol=symmetry_tol * scale):
-        raise ValueError(f"{name} must be symmetric")
     eigmin = float(np.linalg.eigvalsh(arr)[0])
     if eigmin < -tol * scale:
         raise ValueError(

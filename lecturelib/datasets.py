@@ -600,6 +600,21 @@ def _glyph(char, size=48):
     return _GLYPH_CACHE[key]
 
 
+def _check_chars(chars):
+    """The classes of :func:`rendered_characters`: strings of one character each that the
+    font draws with some ink (a blank glyph has no unit-length pixel vector)."""
+    chars = list(chars)
+    if not chars:
+        raise ValueError("chars is empty")
+    for ch in chars:
+        if not isinstance(ch, str) or len(ch) != 1:
+            shown = ascii(ch) if isinstance(ch, str) else type(ch).__name__
+            raise ValueError(f"chars must hold strings of one character each, got {shown[:40]}")
+        if not _glyph(ch).any():
+            raise ValueError(f"chars holds {ascii(ch)}, which renders blank in DejaVu Sans")
+    return chars
+
+
 @validate_params({
     "chars": [InstanceOf(str, "a string of characters", example="ab"), "array-like"],
     "n_per_class": [_COUNT],
@@ -622,7 +637,8 @@ def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_siz
     Parameters
     ----------
     chars : str or sequence of str
-        The classes, one character each.
+        The classes, one character each (a string of length one that DejaVu Sans draws
+        with some ink: not a space).
     n_per_class : int
     rotate, scale : bool
     out_size : int, default=16
@@ -653,7 +669,7 @@ def rendered_characters(chars, n_per_class, *, rotate=True, scale=False, out_siz
     block = size // out_size
     centre = np.array([(size - 1) / 2, (size - 1) / 2])
     X, y = [], []
-    for ch in chars:
+    for ch in _check_chars(chars):
         img = _glyph(ch, size)
         for _ in range(int(n_per_class)):
             theta = rng.uniform(0, 2 * np.pi) if rotate else 0.0
@@ -731,7 +747,18 @@ def menn_protocol_split(X, y, random_state=0):
     out for model selection; the metric is learned on the remaining 85%.  Features are
     returned unscaled.
 
-    Returns ``(X_fit, y_fit, X_val, y_val, X_test, y_test)``.
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+        Finite features.
+    y : array_like of shape (n_samples,)
+        Class labels, at least two points of each class.
+    random_state : int, default=0
+
+    Returns
+    -------
+    tuple
+        ``(X_fit, y_fit, X_val, y_val, X_test, y_test)``.
 
     Examples
     --------
@@ -743,7 +770,9 @@ def menn_protocol_split(X, y, random_state=0):
     [89, 16, 45]
     """
     from sklearn.model_selection import train_test_split
+    from sklearn.utils.validation import check_X_y
 
+    check_X_y(X, y)  # finite 2-D X and one label per row; the split keeps the input types
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.3, stratify=y, random_state=random_state)
     X_fit, X_val, y_fit, y_val = train_test_split(

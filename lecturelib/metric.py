@@ -41,7 +41,9 @@ from ._validation import (
     as_float_array,
     check_estimator_params,
     check_positive_int,
+    check_symmetric,
     check_symmetric_psd,
+    rounding_tolerance,
     validate_params,
 )
 
@@ -915,6 +917,7 @@ class LMNN(_MetricTransformer):
             solver = "active-set" if X.shape[1] <= _LMNN_ACTIVE_SET_MAX_FEATURES else "subgradient"
         M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
         self.n_rounds_ = 0
+        self.duality_gap_ = float("nan")
         if solver == "active-set":
             try:
                 M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
@@ -925,6 +928,16 @@ class LMNN(_MetricTransformer):
                     raise
                 # "auto" keeps the subgradient result, and says that it is not certified
                 solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
+            else:
+                self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+                if not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
+                    warnings.warn(
+                        f"LMNN: the active-set stage ended {self.n_rounds_} restricted solves "
+                        f"with a certified relative duality gap of {self.duality_gap_:.3g} > "
+                        f"{_LMNN_CERTIFIED_GAP:g} (Clarabel stopped short of the optimum, or "
+                        "the triplet margins are badly scaled); its loss may be above the "
+                        "optimum: standardise X, or raise max_rounds", ConvergenceWarning,
+                        stacklevel=2)
         if solver == "subgradient" and stop != "converged":
             warnings.warn(f"LMNN stopped {stop} before the relative change of the loss fell "
                           f"below tol={tightened(self.tol):g}; its loss may be above the "
@@ -984,6 +997,11 @@ _LMNN_ACTIVE_SET_MAX_FEATURES = 20
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
 _LMNN_WORKING_MARGIN = 0.5
+# The active-set stage's convergence criterion: its result is accepted silently when
+# lecturelib's own duality certificate puts its loss within this fraction of the optimum.
+_LMNN_CERTIFIED_GAP = 1e-4
+# Widths of the band of margins treated as ties when the certificate's multipliers are fitted.
+_LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4)
 
 
 def _lmnn_standardise(X, y_idx, n_neighbors):
@@ -1057,6 +1075,54 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
     loss = ((1 - mu) * float(np.einsum("pi,ij,pj->", D, M, D))
             + mu * float(np.maximum(margins, 0).sum()))
     return M, loss, rounds
+
+
+def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
+    r"""Relative duality gap of LMNN's SDP at ``M``, a bound computed from the dual.
+
+    For multipliers :math:`0 \le \alpha_t \le \mu`, :math:`\mu[1 + \langle A_t, M\rangle]_+
+    \ge \alpha_t(1 + \langle A_t, M\rangle)`, so with :math:`Z = (1-\mu)P + \sum_t\alpha_t A_t`
+    (:math:`P` the target-neighbour scatter, :math:`A_t` the triplet matrices) every
+    :math:`M' \succeq 0` has loss at least :math:`\sum_t\alpha_t + \langle Z, M'\rangle`.  The
+    optimum has :math:`(1-\mu)\langle P, M^*\rangle \le` ``loss``, which gives
+    :math:`L^* \ge \sum_t\alpha_t + \text{loss}\,\min(0, \lambda_{\min}(Z, P))/(1-\mu)`
+    (:math:`\lambda_{\min}(Z, P)` the smallest eigenvalue of :math:`Z` relative to
+    :math:`P \succ 0`).  The multipliers are read off ``M``:
+    :math:`\mu` on the triplets with a positive hinge, 0 on the inactive ones, and on the
+    ties (margins within a width ``w`` of 0) the values in :math:`[0,\mu]` that make
+    :math:`ZM` smallest (complementarity, bounded least squares); the best of the widths
+    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).
+    """
+    from scipy.linalg import eigh
+    from scipy.optimize import lsq_linear
+
+    ti, tj, tl = triplets
+    margins = _lmnn_margins(M, Xu, triplets)
+    D = Xu[targets[:, 0]] - Xu[targets[:, 1]]
+    P = D.T @ D
+    lam_P = float(np.linalg.eigvalsh(P)[0])
+    Dj, Dl = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
+    best = -np.inf
+    for width in _LMNN_TIE_WIDTHS:
+        active, ties = margins > width, np.abs(margins) <= width
+        Z = (1 - mu) * P + mu * (Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active])
+        dual = mu * float(active.sum())
+        if ties.any():
+            Aj, Al = Dj[ties], Dl[ties]
+            cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
+                    - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
+            alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu)).x
+            Z = Z + (Aj.T * alpha) @ Aj - (Al.T * alpha) @ Al
+            dual += float(alpha.sum())
+        Z = (Z + Z.T) / 2
+        if float(np.linalg.eigvalsh(Z)[0]) >= 0:
+            bound = dual
+        elif lam_P > 0:   # the smallest eigenvalue of Z relative to P
+            bound = dual + loss / (1 - mu) * float(eigh(Z, P, eigvals_only=True)[0])
+        else:
+            bound = -np.inf
+        best = max(best, bound)
+    return (loss - best) / max(abs(loss), 1e-300)
 
 
 def _solve_clarabel(problem, owner, advice, settings=None):
@@ -1333,7 +1399,10 @@ def menn_objective(C_bar, eps, K, y, eta=1.0):
     Parameters
     ----------
     C_bar : array_like of shape (n_samples, n_samples)
-        :math:`\bar C`.
+        :math:`\bar C`, a symmetric matrix.  The objective is defined for every
+        symmetric :math:`\bar C`; the program's constraint :math:`\bar C \succeq 0` is not
+        checked, so that a solver's solution, feasible only within its tolerance, can be
+        evaluated.
     eps : float >= 0
         :math:`\varepsilon`.
     K : array_like of shape (n_samples, n_samples)
@@ -1357,6 +1426,7 @@ def menn_objective(C_bar, eps, K, y, eta=1.0):
     C_bar = as_float_array(C_bar, "C_bar", ndim=2)
     if C_bar.shape != K.shape:
         raise ValueError(f"C_bar must have the shape of K {K.shape}, got {C_bar.shape}")
+    check_symmetric(C_bar, "C_bar")
     _, y_idx = _check_labels(y, K.shape[0])
     tau = np.where(y_idx[:, None] == y_idx[None, :], 1.0, -1.0)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -1988,6 +2058,19 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
 # ----------------------------------------------------------------------------- kernel learning
 
 
+def _check_squared_distances(D, name, *, tol=1e-8):
+    """Refuse a square ``D`` that is not a matrix of squared distances: an entry below zero,
+    or ``D`` and ``D.T`` differing, by more than ``tol`` times ``max(1, largest |entry|)``
+    (at least the round-off of ``n`` terms in ``D``'s precision)."""
+    atol = rounding_tolerance(D, D.shape[0], floor=tol) * max(1.0, float(np.abs(D).max()))
+    if D.min() < -atol:
+        raise ValueError(f"{name} must hold squared distances, which are non-negative; its "
+                         f"smallest entry is {D.min():.3g}")
+    if not np.allclose(D, D.T, rtol=0, atol=atol):
+        raise ValueError(f"{name} must be symmetric (squared distances); its largest "
+                         f"asymmetry is {np.abs(D - D.T).max():.3g}")
+
+
 @validate_params({"D": ["array-like"], "y": ["array-like"], "eps": [_NON_NEGATIVE]})
 def epsilon_loo_error(D, y, eps):
     r"""Leave-one-out error of the :math:`\varepsilon`-neighbourhood rule (eq. 1 of
@@ -2009,7 +2092,9 @@ def epsilon_loo_error(D, y, eps):
     Parameters
     ----------
     D : array_like of shape (n_samples, n_samples)
-        Squared distances between the points.
+        Squared distances between the points: symmetric and non-negative, up to the
+        rounding of a computation by the expansion
+        :math:`\lVert x\rVert^2 + \lVert x'\rVert^2 - 2\langle x, x'\rangle`.
     y : array_like of shape (n_samples,)
     eps : float >= 0
         :math:`\varepsilon`, the squared radius of the balls.
@@ -2033,6 +2118,7 @@ def epsilon_loo_error(D, y, eps):
     n = D.shape[0]
     if D.shape != (n, n):
         raise ValueError(f"D must be a square matrix of squared distances, got shape {D.shape}")
+    _check_squared_distances(D, "D")
     _, y_idx = _check_labels(y, n)
     same_class = y_idx[:, None] == y_idx[None, :]
     inside = (D <= eps) & ~np.eye(n, dtype=bool)

@@ -140,12 +140,16 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
 
     With :math:`D` uniform on :math:`[0, 1]^d` the error is the volume of the symmetric
     difference, :math:`\mathrm{vol}(R) + \mathrm{vol}(R') - 2\,\mathrm{vol}(R \cap R')`.
-    An empty hypothesis (NaN corners) has error :math:`\mathrm{vol}(R)`.
+    An empty hypothesis (NaN corners) has error :math:`\mathrm{vol}(R)`.  A hypothesis may
+    reach outside the unit cube, with infinite corners too (a box unbounded on that side):
+    the law puts no mass outside :math:`[0, 1]^d`, so only its part inside the cube counts
+    (its corners are clipped to :math:`[0, 1]`).
 
     Parameters
     ----------
     lower, upper : array_like of shape (d,) or (n, d)
-        Corners of one or many hypotheses (rows); NaN rows are empty boxes.
+        Corners of one or many hypotheses (rows), ``lower <= upper``, possibly infinite;
+        NaN rows (in both) are empty boxes.
     target_lower, target_upper : array_like of shape (d,)
         Corners of the target, inside :math:`[0, 1]^d`.
 
@@ -163,12 +167,15 @@ def box_error_uniform(lower, upper, target_lower, target_upper):
         raise ValueError("target box must satisfy 0 <= target_lower <= target_upper <= 1")
     lo = np.atleast_2d(np.asarray(lower, dtype=float))
     up = np.atleast_2d(np.asarray(upper, dtype=float))
-    if lo.shape != up.shape or lo.shape[1] != tl.size:
-        raise ValueError("lower and upper must have the target's dimension")
+    if lo.ndim != 2 or lo.shape != up.shape or lo.shape[1] != tl.size:
+        raise ValueError("lower and upper must have the target's dimension, in one row "
+                         "per box")
     empty = np.isnan(lo).all(axis=1) & np.isnan(up).all(axis=1)
     if np.isnan(lo[~empty]).any() or np.isnan(up[~empty]).any():
         raise ValueError("lower and upper have NaN corners in a box that is not empty: an "
                          "empty box is a row of NaN in both, any other NaN is an error")
+    if np.any(lo[~empty] > up[~empty]):
+        raise ValueError("lower must not exceed upper (an empty box is a row of NaN in both)")
     lo_c = np.where(empty[:, None], 0.0, np.clip(lo, 0, 1))
     up_c = np.where(empty[:, None], 0.0, np.clip(up, 0, 1))
     vol_h = np.where(empty, 0.0, np.prod(np.maximum(up_c - lo_c, 0), axis=1))

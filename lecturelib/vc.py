@@ -565,6 +565,17 @@ def sine_frequency(labels):
 def sine_labels(omega, x):
     """Labels :math:`[\\sin(\\omega x) > 0]` as 0/1 integers.
 
+    Parameters
+    ----------
+    omega : float
+        The frequency :math:`\\omega`.
+    x : array_like of shape (n,)
+        Finite points; :math:`\\omega x` must be finite in float64 too.
+
+    Returns
+    -------
+    ndarray of int, of the shape of ``x``
+
     Examples
     --------
     >>> import numpy as np
@@ -572,7 +583,13 @@ def sine_labels(omega, x):
     >>> print(sine_labels(np.pi, [0.25, 0.75, 1.25]))
     [1 1 0]
     """
-    return (np.sin(float(omega) * np.asarray(x, dtype=float)) > 0).astype(int)
+    x = as_float_array(x, "x", allow_empty=True)
+    with np.errstate(over="ignore"):
+        phase = float(omega) * x
+    if not np.all(np.isfinite(phase)):
+        raise ValueError(f"omega * x overflows float64 (omega={float(omega):.3g}, largest |x| "
+                         f"{np.abs(x).max():.3g}): sin of an infinite phase is undefined")
+    return (np.sin(phase) > 0).astype(int)
 
 
 # ----------------------------------------------------------------------------- double sampling

@@ -750,6 +750,51 @@ def test_epsilon_loo_error_extremes():
     assert metric.epsilon_loo_error(4.0 - D, y, 1.0) == 1.0    # only other classes inside
 
 
+def test_epsilon_loo_error_refuses_what_are_not_squared_distances():
+    # found by the refusal oracle of tests/test_fuzz.py: a negative "squared distance" was
+    # counted inside every ball, and an asymmetric D read row by row
+    x = np.array([0.0, 0.1, 1.0, 1.1, 5.0])
+    y = [0, 0, 1, 1, 1]
+    D = (x[:, None] - x[None, :]) ** 2
+    negative, asymmetric = D.copy(), D.copy()
+    negative[0, 2] = negative[2, 0] = -1.0
+    asymmetric[0, 2] = 0.0
+    with pytest.raises(ValueError, match="^D must hold squared distances, which are non-neg"):
+        metric.epsilon_loo_error(negative, y, 0.05)
+    with pytest.raises(ValueError, match="^D must be symmetric"):
+        metric.epsilon_loo_error(asymmetric, y, 0.05)
+    # the rounding of the expansion |x|^2 + |x'|^2 - 2<x, x'> is accepted: the same result
+    rounded = D.copy()
+    np.fill_diagonal(rounded, -1e-15)
+    rounded[0, 1] += 1e-15
+    assert metric.epsilon_loo_error(rounded, y, 0.05) == metric.epsilon_loo_error(D, y, 0.05)
+
+
+def test_menn_objective_takes_a_symmetric_C_bar_only():
+    # found by the refusal oracle's review: an asymmetric C_bar was read through its
+    # symmetric part; a symmetric C_bar outside the PSD cone (a solver's solution within
+    # its tolerance) is evaluated as documented, by the formula written out below
+    K = np.array([[2.0, 1.0, 0.0], [1.0, 2.0, 1.0], [0.0, 1.0, 2.0]])
+    y = np.array([0, 0, 1])
+    asymmetric = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(ValueError, match="^C_bar must be symmetric"):
+        metric.menn_objective(asymmetric, 0.5, K, y)
+    C = np.diag([1.0, 0.2, -1e-9])
+    tau = np.where(y[:, None] == y[None, :], 1.0, -1.0)
+    hinge = sum(max(0.0, 1 + tau[i, j] * ((K[i] - K[j]) @ C @ (K[i] - K[j]) - 0.5))
+                for i in range(3) for j in range(3))
+    assert metric.menn_objective(C, 0.5, K, y) == pytest.approx(np.sum(K * C) + hinge, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_menn_protocol_split_refuses_non_finite_features(bad):
+    # found by the fuzz: NaN and infinity in X were passed through into the splits
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    X[5, 1] = bad
+    with pytest.raises(ValueError, match="X contains (NaN|infinity)"):
+        datasets.menn_protocol_split(X, np.repeat([0, 1], 20))
+
+
 @pytest.mark.parametrize("sizes", [(5, 5), (4, 4, 4)])
 def test_learn_kernel_matrix_memorises_labels_at_the_centred_simplex(sizes):
     """With a small lam every hinge is zero (eps = 1, squared distances 0 and 2) and the

@@ -52,6 +52,25 @@ def test_box_error_uniform_matches_monte_carlo():
     assert pac.box_error_uniform([np.nan, np.nan], [np.nan, np.nan], tl, tu) == pytest.approx(0.25)
 
 
+def test_box_error_uniform_counts_the_part_of_a_box_inside_the_cube():
+    # infinite or outlying corners are documented: the uniform law has no mass outside
+    # [0, 1]^2, so [-inf, 0.5] x [0.2, inf] is [0, 0.5] x [0.2, 1]: with the target
+    # [0.2, 0.7] x [0.1, 0.6] the error is 0.25 + 0.4 - 2 * 0.3 * 0.4 = 0.41
+    tl, tu = [0.2, 0.1], [0.7, 0.6]
+    assert pac.box_error_uniform([-np.inf, 0.2], [0.5, np.inf], tl, tu) == pytest.approx(0.41)
+    assert pac.box_error_uniform([-3.0, 0.2], [0.5, 7.0], tl, tu) == pytest.approx(0.41)
+
+
+def test_box_error_uniform_refuses_a_lower_corner_above_the_upper():
+    # found by the fuzz (an infinite lower corner): a box with lower > upper, e.g. swapped
+    # arguments, was silently taken for an empty box
+    with pytest.raises(ValueError, match="^lower must not exceed upper"):
+        pac.box_error_uniform([0.6, 0.2], [0.3, 0.5], [0.2, 0.1], [0.7, 0.6])
+    with pytest.raises(ValueError, match="^lower must not exceed upper"):
+        pac.box_error_uniform([[0.3, 0.2], [np.inf, 0.2]], [[0.6, 0.5], [0.9, 0.5]],
+                              [0.2, 0.1], [0.7, 0.6])
+
+
 # ---------------------------------------------------------------- rectangle bound (E7.1, C7.1)
 
 

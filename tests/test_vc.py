@@ -219,6 +219,17 @@ def test_sine_class_shatters_powers_of_ten(m):
         assert vc.sine_labels(vc.sine_frequency(np.array(lab)), x).tolist() == list(lab)
 
 
+@pytest.mark.parametrize("omega, x, message", [
+    (1.0, [0.5, np.nan], "^x contains NaN or infinity"),
+    (1.0, [np.inf], "^x contains NaN or infinity"),
+    (1e300, [1e10], "^omega \\* x overflows float64"),
+])
+def test_sine_labels_refuses_an_undefined_phase(omega, x, message):
+    # found by the fuzz: sin(NaN) > 0 is False, so a NaN x was labelled 0
+    with pytest.raises(ValueError, match=message):
+        vc.sine_labels(omega, x)
+
+
 # ---------------------------------------------------------------- double sampling (E9.2)
 
 
