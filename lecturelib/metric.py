@@ -917,7 +917,6 @@ class LMNN(_MetricTransformer):
             solver = "active-set" if X.shape[1] <= _LMNN_ACTIVE_SET_MAX_FEATURES else "subgradient"
         M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
         self.n_rounds_ = 0
-        self.duality_gap_ = float("nan")
         if solver == "active-set":
             try:
                 M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
@@ -928,16 +927,6 @@ class LMNN(_MetricTransformer):
                     raise
                 # "auto" keeps the subgradient result, and says that it is not certified
                 solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
-            else:
-                self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
-                if not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
-                    warnings.warn(
-                        f"LMNN: the active-set stage ended {self.n_rounds_} restricted solves "
-                        f"with a certified relative duality gap of {self.duality_gap_:.3g} > "
-                        f"{_LMNN_CERTIFIED_GAP:g} (Clarabel stopped short of the optimum, or "
-                        "the triplet margins are badly scaled); its loss may be above the "
-                        "optimum: standardise X, or raise max_rounds", ConvergenceWarning,
-                        stacklevel=2)
         if solver == "subgradient" and stop != "converged":
             warnings.warn(f"LMNN stopped {stop} before the relative change of the loss fell "
                           f"below tol={tightened(self.tol):g}; its loss may be above the "
@@ -997,11 +986,6 @@ _LMNN_ACTIVE_SET_MAX_FEATURES = 20
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
 _LMNN_WORKING_MARGIN = 0.5
-# The active-set stage's convergence criterion: its result is accepted silently when
-# lecturelib's own duality certificate puts its loss within this fraction of the optimum.
-_LMNN_CERTIFIED_GAP = 1e-4
-# Widths of the band of margins treated as ties when the certificate's multipliers are fitted.
-_LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4)
 
 
 def _lmnn_standardise(X, y_idx, n_neighbors):
@@ -1075,54 +1059,6 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
     loss = ((1 - mu) * float(np.einsum("pi,ij,pj->", D, M, D))
             + mu * float(np.maximum(margins, 0).sum()))
     return M, loss, rounds
-
-
-def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
-    r"""Relative duality gap of LMNN's SDP at ``M``, a bound computed from the dual.
-
-    For multipliers :math:`0 \le \alpha_t \le \mu`, :math:`\mu[1 + \langle A_t, M\rangle]_+
-    \ge \alpha_t(1 + \langle A_t, M\rangle)`, so with :math:`Z = (1-\mu)P + \sum_t\alpha_t A_t`
-    (:math:`P` the target-neighbour scatter, :math:`A_t` the triplet matrices) every
-    :math:`M' \succeq 0` has loss at least :math:`\sum_t\alpha_t + \langle Z, M'\rangle`.  The
-    optimum has :math:`(1-\mu)\langle P, M^*\rangle \le` ``loss``, which gives
-    :math:`L^* \ge \sum_t\alpha_t + \text{loss}\,\min(0, \lambda_{\min}(Z, P))/(1-\mu)`
-    (:math:`\lambda_{\min}(Z, P)` the smallest eigenvalue of :math:`Z` relative to
-    :math:`P \succ 0`).  The multipliers are read off ``M``:
-    :math:`\mu` on the triplets with a positive hinge, 0 on the inactive ones, and on the
-    ties (margins within a width ``w`` of 0) the values in :math:`[0,\mu]` that make
-    :math:`ZM` smallest (complementarity, bounded least squares); the best of the widths
-    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).
-    """
-    from scipy.linalg import eigh
-    from scipy.optimize import lsq_linear
-
-    ti, tj, tl = triplets
-    margins = _lmnn_margins(M, Xu, triplets)
-    D = Xu[targets[:, 0]] - Xu[targets[:, 1]]
-    P = D.T @ D
-    lam_P = float(np.linalg.eigvalsh(P)[0])
-    Dj, Dl = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
-    best = -np.inf
-    for width in _LMNN_TIE_WIDTHS:
-        active, ties = margins > width, np.abs(margins) <= width
-        Z = (1 - mu) * P + mu * (Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active])
-        dual = mu * float(active.sum())
-        if ties.any():
-            Aj, Al = Dj[ties], Dl[ties]
-            cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
-                    - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
-            alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu)).x
-            Z = Z + (Aj.T * alpha) @ Aj - (Al.T * alpha) @ Al
-            dual += float(alpha.sum())
-        Z = (Z + Z.T) / 2
-        if float(np.linalg.eigvalsh(Z)[0]) >= 0:
-            bound = dual
-        elif lam_P > 0:   # the smallest eigenvalue of Z relative to P
-            bound = dual + loss / (1 - mu) * float(eigh(Z, P, eigvals_only=True)[0])
-        else:
-            bound = -np.inf
-        best = max(best, bound)
-    return (loss - best) / max(abs(loss), 1e-300)
 
 
 def _solve_clarabel(problem, owner, advice, settings=None):
