@@ -24,9 +24,23 @@ for every name.  Then one argument at a time is replaced by
 The only acceptable outcomes are a ``ValueError``/``TypeError`` (``InvalidParameterError``
 is both), or a result free of NaN and infinity when the input was finite.  Everything else
 (OverflowError, ZeroDivisionError, IndexError, a NaN or inf returned, a Rust panic) fails,
-and so does a case running longer than ``CASE_SECONDS``.  The oracle cannot tell a
-forbidden content silently accepted from a valid input (many functions rightly take any
-square matrix): those cases find crashes and NaN, the module tests check the refusals.
+and so does a case running longer than ``CASE_SECONDS``.  Two refusal rules come on top,
+both read from the declarations, not from a table of functions:
+
+- contents: where a parameter's numpydoc entry states what its array must contain
+  (``CONTENT_WORDS``: ``array_like of bool``, ``of int``, "non-negative", "squared
+  distances", ``kappa(x, x)``, "probability vector" / "sums to one", "symmetric",
+  "positive semi-definite" / "Gram matrix" / "kernel matrix", "[0, 1]", "canonical
+  correlations", labels in {-1, +1}), a mutation that breaks it
+  (``REFUSED_CONTENTS``; a probability vector times two, an entry 1.5 in [0, 1], a 0.5
+  among integers and a 0 among labels in {-1, +1} are added for those declarations) must
+  raise a ``ValueError``/``TypeError`` whose message names the parameter.  Where the
+  declaration states nothing (many functions rightly take any square matrix) the content
+  mutations are judged by the general oracle only;
+- non-finite input: a NaN or an infinity in an array must be refused unless the entry says
+  what it means ("NaN rows are empty boxes", "possibly infinite" corners); the ``y`` that
+  an estimator's ``fit(X, y=None)`` ignores is exempt, as in scikit-learn.
+
 The cases are in the slow tier.
 """
 
@@ -377,6 +391,91 @@ def base_call(obj):
     return first_success(obj, options)
 
 
+# ----------------------------------------------------------------------------- declared contents
+
+# What a numpydoc entry (its type and description) says an array must contain, in the
+# words the docstrings use, and the content mutations that break each property.  A
+# function whose declaration states a property must refuse those mutations with a
+# ValueError or TypeError naming the parameter (the refusal oracle); a property the
+# docstring does not state is not judged so (many functions rightly take any matrix).
+CONTENT_WORDS = {
+    "boolean": r"^[^,]*\bbool\b",                    # in the type: array_like of bool
+    "integer": r"^[^,]*\bof int\b",                  # in the type: array_like of int
+    "non-negative": (r"\bnon-?negative\b|\bsquared (?:projected )?distances\b"
+                     r"|kappa\w*\((x\w*), ?\1\)"),       # kappa(x, x), a kernel's diagonal
+    "probability": r"\bprobability (vector|distribution)s?\b|\bsums? to (one|1)\b",
+    "symmetric": r"\bsymmetric\b",
+    "psd": r"\bpositive (semi-)?definite\b|\bgram matri(x|ces)\b|\bkernel matri(x|ces)\b",
+    "unit-interval": r"\[0, 1\]|\bcanonical correlations?\b",
+    "plus-minus-one": r"\\\{-1, \+1\\\}",
+}
+REFUSED_CONTENTS = {
+    "boolean": {"half-true"},
+    "integer": {"non-integer"},
+    "non-negative": {"negative-entry"},
+    "probability": {"negative-entry", "not-normalised"},
+    "symmetric": {"asymmetric"},
+    "psd": {"asymmetric", "negative-diagonal"},
+    "unit-interval": {"negative-entry", "above-one"},
+    "plus-minus-one": {"label-outside"},
+}
+
+
+@functools.lru_cache(maxsize=None)
+def declarations(obj):
+    """``{parameter: (type, description)}`` from the numpydoc "Parameters" section of a
+    function (empty for a class)."""
+    if not inspect.isfunction(obj):
+        return {}
+    out = {}
+    for entry in numpydoc.docscrape.FunctionDoc(obj)["Parameters"]:
+        text = " ".join(" ".join(entry.desc).split())
+        for name in entry.name.split(","):
+            out[name.strip()] = (entry.type, text)
+    return out
+
+
+def declared_contents(obj):
+    """``{parameter: {property, ...}}``: the properties of ``CONTENT_WORDS`` that the type
+    (bool, int) or the text of each parameter's declaration states."""
+    return {name: {prop for prop, pattern in CONTENT_WORDS.items()
+                   if re.search(pattern, type_ if prop in ("boolean", "integer")
+                                else f"{type_} {text}", flags=re.IGNORECASE)}
+            for name, (type_, text) in declarations(obj).items()}
+
+
+# A NaN or an infinity in an array is refused unless its declaration says what it means
+# ("NaN rows are empty boxes", "possibly infinite" corners), or the array is the ``y`` an
+# estimator's ``fit(X, y=None)`` ignores (scikit-learn's convention).
+NON_FINITE_WORDS = {"nan": r"\bnan\b", "inf": r"\binfinite\b|\binfinity\b"}
+
+
+def non_finite_declared(obj, case_id):
+    """True if the case's NaN or infinity has a declared meaning (see ``NON_FINITE_WORDS``)."""
+    name, _, label = case_id.partition(":")
+    if name == "__y__":
+        default = inspect.signature(obj.fit).parameters["y"].default
+        return default is None
+    type_, text = declarations(obj).get(name, ("", ""))
+    return bool(re.search(NON_FINITE_WORDS[label], f"{type_} {text}", flags=re.IGNORECASE))
+
+
+def must_refuse(obj, case_id):
+    """True if the declaration of the mutated parameter states the property the case breaks."""
+    name, _, label = case_id.partition(":")
+    return any(label in REFUSED_CONTENTS[prop] for prop in declared_contents(obj).get(name, ()))
+
+
+def refusal_problem(value, name):
+    """None if ``value`` (the outcome of a case that breaks a declared property) is a
+    ValueError/TypeError whose message names ``name``, else what is wrong."""
+    if not isinstance(value, (ValueError, TypeError)):
+        return "accepted content its declaration forbids"
+    if not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", str(value)):
+        return f"refused without naming {name}: {str(value)[:120]}"
+    return None
+
+
 # ----------------------------------------------------------------------------- mutations
 
 def number_extremes(constraint):
@@ -393,8 +492,8 @@ def number_extremes(constraint):
     return [v for v in vals if v is not None and constraint.is_satisfied_by(v)]
 
 
-def array_mutations(arr):
-    """(label, value, finite) for one array argument."""
+def array_mutations(arr, declared=frozenset()):
+    """(label, value, finite) for one array argument (``declared``: its declared contents)."""
     a = np.asarray(arr)
     out = []
     if a.dtype.kind in "biuf" and a.size:
@@ -407,14 +506,31 @@ def array_mutations(arr):
     out += [("empty", np.empty((0,) + a.shape[1:]), True),
             ("extra-dim", a[..., None] if a.ndim else np.array([[a]]), True),
             ("strings", np.full(a.shape or (1,), "x"), True)]
-    return out + content_mutations(a)
+    return out + content_mutations(a, declared)
 
 
-def content_mutations(a):
+def content_mutations(a, declared=frozenset()):
     """Finite values that break what an array's role needs: a boolean mask with a 0.5, a
     non-negative array (probabilities, kernel diagonals) with a negative entry, a square
-    matrix made asymmetric or given a negative diagonal entry (a Gram matrix no more)."""
+    matrix made asymmetric or given a negative diagonal entry (a Gram matrix no more); and
+    for the properties in ``declared`` (see :func:`declared_contents`) the others that
+    break them: a probability vector times two, an entry 1.5 in [0, 1], a 0.5 among
+    integers, a 0 among labels in {-1, +1}."""
     out = []
+    if "probability" in declared and a.dtype.kind in "iuf" and a.size:
+        out.append(("not-normalised", 2.0 * a.astype(float), True))
+    if "unit-interval" in declared and a.dtype.kind in "iuf" and a.size:
+        above = a.astype(float)
+        above.flat[0] = 1.5
+        out.append(("above-one", above, True))
+    if "integer" in declared and a.dtype.kind in "iu" and a.size:
+        fraction = a.astype(float)
+        fraction.flat[0] += 0.5
+        out.append(("non-integer", fraction, True))
+    if "plus-minus-one" in declared and a.dtype.kind in "iuf" and a.size:
+        zero = a.copy()
+        zero.flat[0] = 0
+        out.append(("label-outside", zero, True))
     if a.dtype == bool and a.size:
         half = a.astype(float)
         half.flat[0] = 0.5
@@ -433,11 +549,11 @@ def content_mutations(a):
 
 def mutations(obj, base):
     """(case id, arguments, finite input) for every mutation of the base call."""
-    table = declared_table(obj)
+    table, contents = declared_table(obj), declared_contents(obj)
     out = []
     array_args = [k for k, v in base.items() if isinstance(v, np.ndarray)]
     for name in array_args:
-        for label, value, finite in array_mutations(base[name]):
+        for label, value, finite in array_mutations(base[name], contents.get(name, set())):
             out.append((f"{name}:{label}", {**base, name: value}, finite))
     for name, constraints in sorted(table.items()):
         for c in constraints:
@@ -470,13 +586,8 @@ def test_every_public_name_has_a_base_call():
 KNOWN_FAILURES: dict[str, str] = {}
 
 
-@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[k]))
-                                 if k in KNOWN_FAILURES else k for k in sorted(NAMES)])
-def test_fuzz(key):
-    obj = NAMES[key]
-    base = base_call(obj)
-    if base is None:
-        pytest.skip(f"no base call found for {key} from its declared parameters and roles")
+def judge(key, obj, base):
+    """The failures of every mutation of the base call ``base`` of ``obj``."""
     failures = []
     for case_id, args, finite in mutations(obj, base):
         outcome, value = run_bounded(lambda: call(obj, args))
@@ -484,6 +595,67 @@ def test_fuzz(key):
         param = case_id.split("=")[0].split(":")[0]
         if isinstance(value, CaseTimeout) and (key, param) in SLOW_BY_REQUEST:
             continue
+        if not problem and finite and must_refuse(obj, case_id):
+            problem = refusal_problem(value if outcome == "raised" else None, param)
+        if (not problem and not finite and outcome == "ok"
+                and not non_finite_declared(obj, case_id)):
+            problem = "accepted NaN or infinity that its declaration gives no meaning"
         if problem:
             failures.append(f"{key}({case_id}): {problem}")
+    return failures
+
+
+def _declared_but_unchecked(weights, mask, labels):
+    """A function whose declarations state contents it does not check.
+
+    Parameters
+    ----------
+    weights : array_like of shape (n,)
+        Non-negative weights.
+    mask : array_like of bool, shape (n,)
+    labels : array_like of shape (n,)
+        Labels in :math:`\\{-1, +1\\}`.
+    """
+    if np.shape(weights) != np.shape(mask):
+        raise ValueError("weights and mask must have one shape")
+    return float(np.sum(np.asarray(weights) * np.asarray(mask) * np.asarray(labels)))
+
+
+def _declared_and_checked(weights, mask, labels):
+    """The same, with the checks."""
+    weights, mask, labels = np.asarray(weights), np.asarray(mask), np.asarray(labels)
+    if weights.shape != mask.shape or not np.all(np.isfinite(weights)):
+        raise ValueError("weights must be finite and have the shape of mask")
+    if np.any(weights < 0):
+        raise ValueError("weights has negative entries")
+    if mask.dtype != bool:
+        raise ValueError("mask must be boolean")
+    if not np.all(np.isin(labels, (-1, 1))):
+        raise ValueError("labels must be -1 or +1")
+    return float(np.sum(weights * mask * labels))
+
+
+_declared_and_checked.__doc__ = _declared_but_unchecked.__doc__
+
+
+def test_the_refusal_rules_fail_a_declared_property_accepted_silently():
+    """The oracle itself: declared contents silently accepted, and a NaN with no declared
+    meaning, fail; the same declarations with their checks pass."""
+    base = {"weights": np.array([0.5, 1.0, 2.0]), "mask": np.array([True, False, True]),
+            "labels": np.array([1, -1, 1])}
+    failures = judge("toy", _declared_but_unchecked, base)
+    for case in ("weights:negative-entry", "mask:half-true", "labels:label-outside",
+                 "weights:nan", "weights:inf"):
+        assert any(f.startswith(f"toy({case})") for f in failures), (case, failures)
+    assert judge("toy", _declared_and_checked, base) == []
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(reason=KNOWN_FAILURES[k]))
+                                 if k in KNOWN_FAILURES else k for k in sorted(NAMES)])
+def test_fuzz(key):
+    obj = NAMES[key]
+    base = base_call(obj)
+    if base is None:
+        pytest.skip(f"no base call found for {key} from its declared parameters and roles")
+    failures = judge(key, obj, base)
     assert not failures, "\n".join(failures)
