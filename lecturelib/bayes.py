@@ -120,11 +120,11 @@ class JointTable:
         return f"JointTable(counts={self.counts.tolist()})"
 
 
-def _as_likelihood(likelihood, n_classes=None):
-    lik = check_nonnegative(likelihood, "likelihood", ndim=(1, 2))
+def _as_likelihood(likelihood, n_classes=None, name="likelihood"):
+    lik = check_nonnegative(likelihood, name, ndim=(1, 2))
     if n_classes is not None and lik.shape[-1] != n_classes:
         raise ValueError(
-            f"likelihood has {lik.shape[-1]} classes but prior has {n_classes}"
+            f"{name} has {lik.shape[-1]} classes but prior has {n_classes}"
         )
     return lik
 
@@ -237,6 +237,8 @@ def expected_risk(posterior_probs, loss):
     Parameters
     ----------
     posterior_probs : array_like of shape (n_classes,) or (n_obs, n_classes)
+        :math:`P(h_j \mid x)`: a probability vector (non-negative, sums to one), or one
+        per row.
     loss : array_like of shape (n_classes, n_classes)
         ``loss[i, j]`` is the cost of deciding ``h_i`` when ``h_j`` is true.
 
@@ -261,6 +263,18 @@ def bayes_risk_decision(posterior_probs, loss):
     r"""The proper Bayes decision: :math:`\arg\min_i R(h_i \mid x)`.
 
     Under the 0/1 loss this is the MAP decision.  Ties go to the lowest index.
+
+    Parameters
+    ----------
+    posterior_probs : array_like of shape (n_classes,) or (n_obs, n_classes)
+        :math:`P(h_j \mid x)`: a probability vector (non-negative, sums to one), or one
+        per row.
+    loss : array_like of shape (n_classes, n_classes)
+        ``loss[i, j]`` is the cost of deciding ``h_i`` when ``h_j`` is true.
+
+    Returns
+    -------
+    int, or ndarray of int of shape (n_obs,)
 
     Examples
     --------
@@ -288,8 +302,9 @@ def incremental_posterior(prior, likelihoods):
     Parameters
     ----------
     prior : array_like of shape (n_classes,)
+        ``P(h_j)``, a probability vector (non-negative, sums to one).
     likelihoods : array_like of shape (n_obs, n_classes)
-        One row of class likelihoods ``P(x_t | h_j)`` per observation.
+        One row of class likelihoods ``P(x_t | h_j)`` per observation (non-negative).
 
     Returns
     -------
@@ -306,7 +321,7 @@ def incremental_posterior(prior, likelihoods):
      [0.1464 0.8536]]
     """
     prior = check_probability_vector(prior, "prior")
-    lik = _as_likelihood(likelihoods, prior.size)
+    lik = _as_likelihood(likelihoods, prior.size, "likelihoods")
     if lik.ndim != 2:
         raise ValueError(
             f"likelihoods must have one row per observation (2-D), got shape {lik.shape}"

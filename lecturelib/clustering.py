@@ -336,6 +336,17 @@ def cut_value(W, labels):
 
     for two clusters this is :math:`\mathrm{cut}(A, B) = \sum_{i\in A, j\in B} W_{ij}`.
 
+    Parameters
+    ----------
+    W : {array_like, sparse matrix} of shape (n_samples, n_samples)
+        Symmetric non-negative affinity matrix.
+    labels : array_like of shape (n_samples,)
+        Cluster indices ``0..k-1`` (or labels of one sortable type).
+
+    Returns
+    -------
+    float
+
     See the chapter "Spectral clustering", section "Min-cut".
 
     Examples
@@ -421,6 +432,16 @@ def min_cut(W):
 def laplacian(K, *, normalized=False):
     r"""The graph Laplacian ``D - K``, or ``I - D^{-1/2} K D^{-1/2}`` when normalised.
 
+    Parameters
+    ----------
+    K : {array_like, sparse matrix} of shape (m, m)
+        Symmetric non-negative affinities (no all-zero row when ``normalized``).
+    normalized : bool, default=False
+
+    Returns
+    -------
+    ndarray or sparse matrix of shape (m, m)
+
     See the chapter "Spectral clustering", section "Ratio cuts".
 
     Examples
@@ -451,6 +472,15 @@ def ratio_cut_matrix(K):
     of the Laplacian ``D - K``, with the same eigenvectors: the largest is ``1`` with
     eigenvector ``1``, and the second largest (the Fiedler vector) splits the graph by
     its signs. ``K'`` may have negative entries.
+
+    Parameters
+    ----------
+    K : {array_like, sparse matrix} of shape (m, m)
+        Symmetric non-negative affinities.
+
+    Returns
+    -------
+    ndarray or sparse matrix of shape (m, m)
 
     See the chapter "Spectral clustering", section "Ratio cuts".
 
@@ -1176,6 +1206,15 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
     a small negative shift, from a fixed-seed start vector, so a sparse affinity with
     ``O(m n_neighbors)`` entries is never made dense. ``"auto"`` picks ``"arpack"`` for
     sparse input with more than 200 points, ``"dense"`` otherwise.
+
+    Parameters
+    ----------
+    K : {array_like, sparse matrix} of shape (m, m)
+        Symmetric non-negative affinities (no all-zero row for ``"normalized"``).
+    n_components : int
+    normalization : {"normalized", "ratio"}, default="normalized"
+    eigen_solver : {"auto", "dense", "arpack"}, default="auto"
+    random_state : int, RandomState or None, default=None
 
     Returns
     -------

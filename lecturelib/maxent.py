@@ -199,6 +199,11 @@ def project_relative_entropy(f):
 
     The minimiser is a scaling of ``f``, so it never leaves the simplex.
 
+    Parameters
+    ----------
+    f : array_like of shape (n,)
+        A non-negative vector, not all zero.
+
     See the chapter "Maximum likelihood and maximum entropy", section "Relative entropy".
 
     Examples
@@ -207,7 +212,10 @@ def project_relative_entropy(f):
     >>> print(project_relative_entropy([1.0, 3.0]))
     [0.25 0.75]
     """
-    return empirical_distribution(f)
+    f = check_nonnegative(f, "f", ndim=1)
+    if f.sum() == 0:
+        raise ValueError("f is all zero; it has no projection onto the simplex")
+    return f / f.sum()
 
 
 @validate_params({"f": ["array-like"]})

@@ -338,6 +338,7 @@ def eigenvalue_bounds(K, ks, delta=0.05, R2=None):
     Parameters
     ----------
     K : array_like of shape (m, m)
+        Symmetric positive semi-definite kernel matrix of the sample.
     ks : int or array_like of int
     delta : float in (0, 1), default=0.05
     R2 : float, default=None

@@ -325,3 +325,12 @@ def test_gaussian_log_likelihood_refuses_data_whose_squares_overflow():
         bayes.gaussian_log_likelihood(X, [0.0, 0.0], np.eye(2))
     with pytest.raises(ValueError, match="^mean has entries so large"):
         bayes.gaussian_log_likelihood(np.zeros((2, 2)), [1e300, 0.0], np.eye(2))
+
+
+def test_incremental_posterior_names_likelihoods_in_its_errors():
+    # found by the refusal oracle of tests/test_fuzz.py: a negative likelihood was refused
+    # as "likelihood has negative entries", a name the function does not have
+    with pytest.raises(ValueError, match="^likelihoods has negative entries"):
+        bayes.incremental_posterior([0.5, 0.5], [[0.5, 0.9], [-0.5, 0.9]])
+    with pytest.raises(ValueError, match="^likelihoods has 3 classes but prior has 2"):
+        bayes.incremental_posterior([0.5, 0.5], [[0.5, 0.9, 0.1]])

@@ -213,3 +213,11 @@ def test_gibbs_model_refuses_rows_outside_support():
 def test_bad_input_is_refused(thunk, pattern):
     with pytest.raises(ValueError, match=pattern):
         thunk()
+
+
+def test_project_relative_entropy_names_f_in_its_errors():
+    # found by the refusal oracle of tests/test_fuzz.py: f was refused as "counts"
+    with pytest.raises(ValueError, match="^f has negative entries"):
+        maxent.project_relative_entropy([1.0, -1.0])
+    with pytest.raises(ValueError, match="^f is all zero"):
+        maxent.project_relative_entropy([0.0, 0.0])
