@@ -227,3 +227,34 @@ def test_a_conic_solve_short_of_its_tolerances_warns(clarabel_almost_solved, cal
     X = np.random.default_rng(0).normal(size=(12, 3))
     with pytest.warns(ConvergenceWarning, match=reason):
         call(X @ X.T)
+
+
+@pytest.fixture
+def clarabel_loose(monkeypatch):
+    """Every cvxpy solve with Clarabel's tolerances at 0.1: it reports "solved" at a point
+    that is not the optimum, which only a check of lecturelib's own can tell."""
+    import cvxpy as cp
+
+    solve = cp.Problem.solve
+
+    def loose(self, *args, **kwargs):
+        kwargs.update(tol_gap_abs=0.1, tol_gap_rel=0.1, tol_feas=0.1)
+        return solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", loose)
+
+
+def test_lmnn_active_set_warns_when_its_certificate_fails(clarabel_loose):
+    with pytest.warns(ConvergenceWarning, match=r"LMNN: the active-set stage ended \d+ "
+                                                 r"restricted solves with a certified relative "
+                                                 r"duality gap of [\d.e+-]+ > 0\.0001"):
+        est = metric.LMNN(solver="active-set").fit(*_three_classes())
+    assert est.duality_gap_ > 1e-4
+
+
+def test_lmnn_active_set_accepts_almost_solved_when_certified(clarabel_almost_solved):
+    # Clarabel's "almost solved" on an accurate point: the certificate is the criterion
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = metric.LMNN(solver="active-set").fit(*_three_classes())
+    assert est.duality_gap_ <= 1e-4

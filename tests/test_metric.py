@@ -334,6 +334,9 @@ def test_lmnn_matches_cvxpy(n, scale):
     assert ours == pytest.approx(est.loss_, rel=1e-8)
     assert prob.value <= ours * (1 + 1e-6)                # cvxpy is the exact optimum ...
     assert ours <= prob.value * (1 + 1e-3)                # ... and our subgradient gets close
+    # the active-set stage's certificate is a true lower bound, and certifies the loss
+    assert est.loss_ * (1 - est.duality_gap_) <= prob.value * (1 + 1e-7)
+    assert est.duality_gap_ <= 1e-4
 
 
 def _lmnn_cvxpy_optimum(X, y, targets, M_guess, mu=0.5):
@@ -381,6 +384,9 @@ def test_lmnn_reaches_the_cvxpy_optimum_on_the_books_data(name, iris, wine, fitt
     optimum = _lmnn_cvxpy_optimum(X, y, est.target_neighbors_, est.metric_)
     assert optimum <= ours * (1 + 1e-6)
     assert ours <= optimum * (1 + 1e-3)
+    # the certified gap (lecturelib's own dual bound) is a true lower bound on the optimum
+    assert est.loss_ * (1 - est.duality_gap_) <= optimum * (1 + 1e-7)
+    assert est.duality_gap_ <= 1e-4
 
 
 def test_lmnn_subgradient_warns_when_its_step_collapses():
