@@ -1,6 +1,7 @@
 """``make release``: the student edition holds no solution and works on its own.
 
-The edition is written by ``make release`` as the README spells it, then unpacked from its
+The edition is written by ``make release`` (shipping the student book the book tests built,
+``BOOK_HTML``, rather than building it again), then unpacked from its
 zip into a clean folder, where its own commands set it up (a new ``.venv`` from the pinned
 requirements) and ``lecturelib check``, ``make book`` and ``make lab`` run (all ``full``).
 
@@ -33,9 +34,12 @@ def run(cmd, cwd, timeout=1200):
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory) -> Path:
+def release(tmp_path_factory, student_html) -> Path:
+    """``make release``, shipping the student book the other tests built and read (``make
+    release`` alone runs ``make book`` first, which is that build; the unpacked edition's
+    own ``make book`` is tested below)."""
     out = tmp_path_factory.mktemp("release")
-    proc = run(["make", "release", f"RELEASE={out}"], ROOT)
+    proc = run(["make", "release", f"RELEASE={out}", f"BOOK_HTML={student_html}"], ROOT)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     return out
 

@@ -1,6 +1,9 @@
 """Write the student edition of the course: a folder and a zip, with no solution anywhere.
 
-Usage: python tools/release.py OUTDIR      (``make release``; run after ``make book``)
+Usage: python tools/release.py OUTDIR [BOOK]   (``make release``; run after ``make book``)
+
+BOOK is the rendered student book to ship (default ``_build/html``, where ``make book``
+writes it; ``make release BOOK_HTML=DIR`` ships a book built elsewhere, as the tests do).
 
 The edition holds the chapters (as the student book offers them: the solutions of their
 short exercises folded, those a graded set asks again removed), the exercise notebooks,
@@ -141,9 +144,9 @@ def _write(src: Path, out: Path, html: Path) -> Path:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         raise SystemExit(__doc__)
     try:
-        write_release(Path(sys.argv[1]), ROOT / "_build" / "html")
+        write_release(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) == 3 else ROOT / "_build" / "html")
     except GradingError as exc:
         raise SystemExit(f"release: {exc}") from None
