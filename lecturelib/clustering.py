@@ -40,6 +40,7 @@ from ._validation import (
     check_estimator_params,
     check_positive_int,
     check_square,
+    check_symmetric,
     check_symmetric_psd,
     input_eps,
     validate_params,
@@ -313,6 +314,18 @@ def trace_objective(K, labels):
     :math:`\sum_i \lVert x_i\rVert^2 - E` where ``E`` is the K-means energy, so
     maximising it is K-means.
 
+    Parameters
+    ----------
+    K : array_like of shape (n_samples, n_samples)
+        Symmetric kernel or affinity matrix (the trace reads only the symmetric part of a
+        matrix, so an asymmetric one is refused rather than silently symmetrised).
+    labels : array_like of shape (n_samples,)
+        Cluster indices ``0..k-1`` (or labels of one sortable type).
+
+    Returns
+    -------
+    float
+
     See the chapter "Spectral clustering", section "The matrix form of K-means".
 
     Examples
@@ -323,7 +336,7 @@ def trace_objective(K, labels):
     >>> round(trace_objective(K, [0, 0, 1]), 4)
     3.0
     """
-    K = check_square(K, "K")
+    K = check_symmetric(K, "K")
     G = indicator_matrix(_check_labels(labels, K.shape[0]))
     return float(np.trace(G.T @ K @ G))
 

@@ -410,7 +410,8 @@ def empirical_margin_risk(sq_dists, same, c, gamma):
     sq_dists : array_like of shape (m,)
         Squared projected distances of the pairs.
     same : array_like of bool, shape (m,)
-        True for positive pairs (:math:`r=1`).
+        True for positive pairs (:math:`r=1`), False for negative ones (:math:`r=-1`);
+        the integers 1 and 0 or -1 are read the same way, anything else is refused.
     c : float in (0, 1)
     gamma : float > 0
 
@@ -446,7 +447,8 @@ def balanced_pair_risk(sq_dists, same, c):
     sq_dists : array_like of shape (m,)
         Squared projected distances of the pairs.
     same : array_like of bool, shape (m,)
-        True for positive pairs; both kinds must occur.
+        True for positive pairs, False for negative ones (the integers 1 and 0 or -1 are
+        read the same way, anything else is refused); both kinds must occur.
     c : float >= 0
         The threshold on the distance (not squared).
 
@@ -473,7 +475,20 @@ def best_threshold(sq_dists, same):
     """The threshold ``c`` minimising :func:`balanced_pair_risk`, and that risk.
 
     Candidates are the midpoints between consecutive distinct distances (and points
-    just outside their range).  Returns ``(c, risk)``.
+    just outside their range).
+
+    Parameters
+    ----------
+    sq_dists : array_like of shape (m,)
+        Squared projected distances of the pairs.
+    same : array_like of bool, shape (m,)
+        True for positive pairs, False for negative ones (the integers 1 and 0 or -1 are
+        read the same way, anything else is refused); both kinds must occur.
+
+    Returns
+    -------
+    c : float
+    risk : float
 
     Examples
     --------
@@ -625,7 +640,8 @@ def one_shot_nn_error(Z, y):
     classes, yi = np.unique(y, return_inverse=True)
     counts = np.bincount(yi)
     if classes.size < 2 or counts.min() < 2:
-        raise ValueError("one_shot_nn_error needs at least two classes with at least two points each")
+        raise ValueError("y must have at least two classes with at least two points each "
+                         "(one_shot_nn_error draws a prototype other than the query)")
     sq = np.sum(Z**2, axis=1)
     D = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
     members = [np.flatnonzero(yi == c) for c in range(classes.size)]

@@ -514,3 +514,11 @@ def test_kernel_kmeans_predict_on_new_points():
     assert np.array_equal(pred, dist.argmin(axis=1))
     pre = cl.KernelKMeans(3, kernel="precomputed", n_init=3, random_state=0).fit(Ktr)
     assert np.array_equal(pre.predict(Knew), pred)
+
+
+def test_trace_objective_refuses_an_asymmetric_K():
+    # found by the review of the fuzz's refusal oracle: tr(G^T K G) reads only the
+    # symmetric part of K, so an asymmetric K was silently symmetrised
+    K = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(ValueError, match="^K must be symmetric"):
+        cl.trace_objective(K, [0, 0, 1])

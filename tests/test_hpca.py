@@ -337,3 +337,10 @@ def test_positive_operator_learner_labelled_fit_and_validation(labelled):
         PositiveOperatorLearner().fit_pairs(np.zeros((5, 3, 2)), np.ones(5, bool))
     with pytest.raises(ValueError, match="both positive and negative"):
         PositiveOperatorLearner().fit_pairs(np.zeros((5, 2, 2)), np.ones(5, bool))
+
+
+def test_one_shot_nn_error_names_y_when_a_class_is_too_small():
+    # found by the refusal oracle of tests/test_fuzz.py: the message did not name y
+    Z = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match="^y must have at least two classes with at least two"):
+        one_shot_nn_error(Z, [0, 0, 0, 1])
