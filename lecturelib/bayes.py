@@ -203,6 +203,15 @@ def map_decision(likelihood, prior):
 def ml_decision(likelihood):
     r"""Maximum likelihood class: :math:`\arg\max_j P(x \mid h_j)` (MAP with a uniform prior).
 
+    Parameters
+    ----------
+    likelihood : array_like of shape (n_classes,) or (n_obs, n_classes)
+        ``P(x | h_j)`` for every class ``j`` (non-negative; densities are fine).
+
+    Returns
+    -------
+    int, or ndarray of int of shape (n_obs,)
+
     Examples
     --------
     >>> from lecturelib.bayes import ml_decision
@@ -343,6 +352,17 @@ def bernoulli_mle(tosses, head=0):
     The book records a head as 1 (chapters 1 and 3) and calls ``bernoulli_mle(tosses,
     head=1)``; the default ``head=0`` is the encoding of Shashua's notes.  See the
     chapter "Bayesian decision theory".
+
+    Parameters
+    ----------
+    tosses : array_like of shape (m,)
+        The tosses, 0/1 entries.
+    head : {0, 1}, default=0
+        The value that records a head.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

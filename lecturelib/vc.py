@@ -65,8 +65,16 @@ _UNIT = Interval(Real, 0, 1, closed="neither")
 def finite_class(table):
     """A finite concept class from a 0/1 table (one row per concept, one column per point).
 
-    Returns a list of callables ``c(i)`` giving the label of point ``i`` (an integer
-    index into the columns), to be used with points ``range(n_columns)``.
+    Parameters
+    ----------
+    table : array_like of shape (n_concepts, n_points)
+        The label of each point under each concept, 0/1 entries.
+
+    Returns
+    -------
+    list of callable
+        A callable ``c(i)`` per row, giving the label of point ``i`` (an integer index
+        into the columns), to be used with points ``range(n_points)``.
 
     Examples
     --------
@@ -180,6 +188,19 @@ def is_realizable(points, labels, concept_class):
     (strict separation, rescaled).  For ``"rectangles"`` (and intervals, thresholds) a
     labelling is realizable iff the bounding box of the positives contains no negative.
 
+    Parameters
+    ----------
+    points : array_like of shape (m,) or (m, d)
+        As for :func:`dichotomies`.
+    labels : array_like of shape (m,)
+        The labelling, 0/1 entries.
+    concept_class : str or list of callable
+        One of ``BUILTIN_CLASSES``, or a finite class from :func:`finite_class`.
+
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> from lecturelib.vc import is_realizable
@@ -250,6 +271,12 @@ def separating_halfplane(points, labels):
     :func:`scipy.optimize.linprog`.  Returns ``(w, b)``, or ``None`` when no half-space
     produces the labelling.  For a constant labelling ``w = 0`` and ``b = +1`` or ``-1``.
 
+    Parameters
+    ----------
+    points : array_like of shape (m, d)
+    labels : array_like of shape (m,)
+        The labelling, 0/1 entries.
+
     See the chapter "The VC dimension", section "Half-planes".
 
     Examples
@@ -279,6 +306,14 @@ def dichotomies(points, concept_class):
     directly (polynomial in the number of points: boxes spanned by the points, or one
     direction per arc between critical directions); half-spaces in three or more
     dimensions need one LP per labelling and are refused beyond ``MAX_LP_POINTS`` points.
+
+    Parameters
+    ----------
+    points : array_like of shape (m,) or (m, d)
+        Points on the line (thresholds, intervals), in the plane (rectangles, half-planes)
+        or in :math:`\\mathbb R^d` (half-spaces); column indices for a finite class.
+    concept_class : str or list of callable
+        One of ``BUILTIN_CLASSES``, or a finite class from :func:`finite_class`.
 
     Returns
     -------
@@ -350,6 +385,13 @@ def dichotomies(points, concept_class):
 def is_shattered(points, concept_class):
     """True iff the class realises all :math:`2^m` labellings of the ``m`` points.
 
+    Parameters
+    ----------
+    points : array_like of shape (m,) or (m, d)
+        As for :func:`dichotomies`.
+    concept_class : str or list of callable
+        One of ``BUILTIN_CLASSES``, or a finite class from :func:`finite_class`.
+
     See the chapter "The VC dimension", section "Dichotomies and shattering".
 
     Examples
@@ -370,6 +412,17 @@ def vc_dimension(concept_class, domain):
 
     Tries subsets of increasing size; the answer is the largest size with a shattered
     subset.  Exponential in the size of ``domain``: keep it small (at most 12 points).
+
+    Parameters
+    ----------
+    concept_class : str or list of callable
+        One of ``BUILTIN_CLASSES``, or a finite class from :func:`finite_class`.
+    domain : array_like of shape (m,) or (m, d)
+        The points, as for :func:`dichotomies`.
+
+    Returns
+    -------
+    int
 
     Examples
     --------
@@ -544,6 +597,15 @@ def sine_points(m):
 def sine_frequency(labels):
     """Frequency :math:`\\omega = \\pi(1 + \\sum_i (1 - y_i) 10^i)` that gives the labels
     ``y`` (0/1) on :func:`sine_points`: :math:`[\\sin(\\omega x_i) > 0] = y_i`.
+
+    Parameters
+    ----------
+    labels : array_like of shape (m,)
+        The labelling :math:`y`, 0/1 entries.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

@@ -31,10 +31,11 @@ both read from the declarations, not from a table of functions:
   (``CONTENT_WORDS``: ``array_like of bool``, ``of int``, "non-negative", "squared
   distances", ``kappa(x, x)``, "probability vector" / "sums to one", "symmetric",
   "positive semi-definite" / "Gram matrix" / "kernel matrix", "[0, 1]", "canonical
-  correlations", labels in {-1, +1}), a mutation that breaks it
+  correlations", labels in {-1, +1}, "0/1" or {0, 1} entries), a mutation that breaks it
   (``REFUSED_CONTENTS``; a probability vector times two, an entry 1.5 in [0, 1], a 0.5
-  among integers and a 0 among labels in {-1, +1} are added for those declarations) must
-  raise a ``ValueError``/``TypeError`` whose message names the parameter.  Where the
+  among integers, a 0 among labels in {-1, +1} and a 2 among 0/1 entries are added for
+  those declarations) must raise a ``ValueError``/``TypeError`` whose message names the
+  parameter.  Where the
   declaration states nothing (many functions rightly take any square matrix) the content
   mutations are judged by the general oracle only;
 - non-finite input: a NaN or an infinity in an array must be refused unless the entry says
@@ -408,6 +409,7 @@ CONTENT_WORDS = {
     "psd": r"\bpositive (semi-)?definite\b|\bgram matri(x|ces)\b|\bkernel matri(x|ces)\b",
     "unit-interval": r"\[0, 1\]|\bcanonical correlations?\b",
     "plus-minus-one": r"\\\{-1, \+1\\\}",
+    "zero-one": r"\b0/1\b|\{0, 1\\?\}",
 }
 REFUSED_CONTENTS = {
     "boolean": {"half-true"},
@@ -418,6 +420,7 @@ REFUSED_CONTENTS = {
     "psd": {"asymmetric", "negative-diagonal"},
     "unit-interval": {"negative-entry", "above-one"},
     "plus-minus-one": {"label-outside"},
+    "zero-one": {"not-zero-one"},
 }
 
 
@@ -515,7 +518,7 @@ def content_mutations(a, declared=frozenset()):
     matrix made asymmetric or given a negative diagonal entry (a Gram matrix no more); and
     for the properties in ``declared`` (see :func:`declared_contents`) the others that
     break them: a probability vector times two, an entry 1.5 in [0, 1], a 0.5 among
-    integers, a 0 among labels in {-1, +1}."""
+    integers, a 0 among labels in {-1, +1}, a 2 in a 0/1 array."""
     out = []
     if "probability" in declared and a.dtype.kind in "iuf" and a.size:
         out.append(("not-normalised", 2.0 * a.astype(float), True))
@@ -527,6 +530,10 @@ def content_mutations(a, declared=frozenset()):
         fraction = a.astype(float)
         fraction.flat[0] += 0.5
         out.append(("non-integer", fraction, True))
+    if "zero-one" in declared and a.dtype.kind in "iuf" and a.size:
+        two = a.copy()
+        two.flat[0] = 2
+        out.append(("not-zero-one", two, True))
     if "plus-minus-one" in declared and a.dtype.kind in "iuf" and a.size:
         zero = a.copy()
         zero.flat[0] = 0
