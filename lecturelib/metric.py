@@ -128,6 +128,18 @@ def pairwise_mahalanobis(X, Y=None, M=None, *, squared=False):
     ``M=None`` means the identity (Euclidean distances).  See the chapter "Metric
     learning".
 
+    Parameters
+    ----------
+    X : array_like of shape (n_samples, n_features)
+    Y : array_like of shape (n_samples_Y, n_features), default=None (``Y = X``)
+    M : array_like of shape (n_features, n_features), default=None
+        Symmetric positive semi-definite metric matrix.
+    squared : bool, default=False
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_samples_Y)
+
     Examples
     --------
     >>> import numpy as np
@@ -184,6 +196,18 @@ def components_from_metric(M, n_components=None, tol=1e-10):
     below ``tol`` times the largest are kept as zeros unless ``n_components`` cuts them.
     See the chapter "Metric learning", section "Mahalanobis metrics are linear
     embeddings".
+
+    Parameters
+    ----------
+    M : array_like of shape (n_features, n_features)
+        Symmetric positive semi-definite metric matrix.
+    n_components : int, default=None
+        Rows kept (all by default).
+    tol : float in [0, 1), default=1e-10
+
+    Returns
+    -------
+    L : ndarray of shape (n_components, n_features)
 
     Examples
     --------
@@ -311,6 +335,19 @@ def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
     r"""Predict labels of ``X_test`` by a k-NN vote among ``X_train`` (Mahalanobis ``M``).
 
     Ties as in :func:`knn_loo_error`.  See the chapter "Metric learning".
+
+    Parameters
+    ----------
+    X_train : array_like of shape (n_train, n_features)
+    y_train : array_like of shape (n_train,)
+    X_test : array_like of shape (n_test, n_features)
+    n_neighbors : int, default=3
+    M : array_like of shape (n_features, n_features), default=None
+        Symmetric positive semi-definite metric matrix (the identity by default).
+
+    Returns
+    -------
+    ndarray of shape (n_test,)
 
     Examples
     --------
