@@ -301,7 +301,7 @@ def gram_matrix(X, Y=None, kernel="rbf", **params):
     ----------
     X : array_like of shape (n, d)
     Y : array_like of shape (m, d), default=None
-        ``None`` gives the (symmetric) Gram matrix of ``X`` itself.
+        ``None`` gives the Gram matrix of ``X`` with itself.
     kernel : {"linear", "poly", "rbf", "sigmoid", "negative_distance"} or callable
         A callable is called as ``kernel(x, y)`` on pairs of rows (slow, but any
         function of two vectors works) and must return a number.

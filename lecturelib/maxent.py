@@ -271,7 +271,8 @@ def gibbs_distribution(features, multipliers, prior=None):
     features : array_like of shape (n_outcomes, n_constraints) or (n_outcomes,)
     multipliers : array_like of shape (n_constraints,)
     prior : array_like of shape (n_outcomes,), optional
-        The base distribution :math:`p^0`; uniform by default.
+        The base distribution :math:`p^0`, a probability vector (sums to one); uniform by
+        default.
 
     See the chapter "Maximum likelihood and maximum entropy", section "Maximum entropy".
 
@@ -324,7 +325,8 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
     targets : array_like of shape (n_constraints,)
         The required expectations :math:`b_j`.
     prior : array_like of shape (n_outcomes,), optional
-        The base distribution :math:`p^0` (uniform by default).
+        The base distribution :math:`p^0`, a probability vector (sums to one); uniform by
+        default.
     return_multipliers : bool, default=False
         Also return :math:`\mu`.
     tol : float, default=1e-10
@@ -440,8 +442,8 @@ class GibbsModel(BaseEstimator):
         Feature vectors of all outcomes.  Every row of the training sample must be one
         of them.  By default the distinct rows of the training sample.
     prior : array_like of shape (n_outcomes,), default=None
-        Base distribution :math:`p^0` over ``support`` (only with ``support``);
-        uniform by default.
+        Base distribution :math:`p^0` over ``support``, a probability vector (sums to
+        one; only with ``support``); uniform by default.
     max_iter : int, default=5000
     tol : float, default=1e-9
         Stop when every moment :math:`|E_q[f_j] - E_{\hat p}[f_j]|` is below ``tol``

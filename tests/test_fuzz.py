@@ -12,7 +12,9 @@ the call succeeds.  Arrays are first built at the shapes the numpydoc "Parameter
 declares (``K : array_like of shape (n, n)``, read with ``numpydoc.docscrape``), every
 named dimension one size for the whole call, so that arguments agree with each other;
 then from the role alone.  ``test_every_public_name_has_a_base_call`` requires a base call
-for every name.  Then one argument at a time is replaced by
+for every name.  An optional array argument with a declared shape (``M`` of
+``knn_predict``, ``Y`` of the kernels, a ``prior``) is given the first value of its role the
+call accepts, and is mutated too.  Then one argument at a time is replaced by
 
 - numbers: the ends of the declared interval, a tiny positive (1e-300) and a huge value
   (1e300) inside it, a large count (10**4) for integers;
@@ -554,13 +556,56 @@ def content_mutations(a, declared=frozenset()):
     return out
 
 
+def bound_sizes(obj, base):
+    """The size of each dimension name of the declared shapes, read off the base call's arrays."""
+    shapes, sizes = declared_shapes(obj), {}
+    for name, value in base.items():
+        for dims, _ in shapes.get(name, []) if isinstance(value, np.ndarray) else []:
+            if len(dims) == value.ndim and all(
+                    sizes.get(d, n) == n and (not d.isdigit() or int(d) == n)
+                    for d, n in zip(dims, value.shape)):
+                sizes.update(zip(dims, value.shape))
+                break
+    return sizes
+
+
+def optional_arrays(obj, base):
+    """``{parameter: array}``: for each optional array argument with a declared shape, the
+    first candidate of its role at that shape (dimensions shared with the base call's
+    arrays at their sizes, others fresh) that the call accepts, so that it is fuzzed too."""
+    if not inspect.isfunction(obj):
+        return {}
+    shapes, table, sizes = declared_shapes(obj), declared_table(obj), bound_sizes(obj, base)
+    fresh = itertools.count(max(sizes.values(), default=3) + 1)
+    out = {}
+    for p in required_params(obj):
+        if (p.default is inspect.Parameter.empty or p.name in base or p.name not in shapes
+                or "array-like" not in table.get(p.name, [])):
+            continue
+        dims, kind = shapes[p.name][0]
+        local = dict(sizes)
+        for d in dims:
+            if d not in local:
+                local[d] = int(d) if d.isdigit() else DIMENSION_SIZES.get(d) or next(fresh)
+        for candidate in shaped_candidates(p.name, dims, kind, local):
+            outcome, value = run_bounded(lambda: call(obj, {**base, p.name: candidate}))
+            if outcome == "ok" and not non_finite(value):
+                out[p.name] = candidate
+                break
+    return out
+
+
 def mutations(obj, base):
-    """(case id, arguments, finite input) for every mutation of the base call."""
+    """(case id, arguments, finite input) for every mutation of the base call, and of the
+    base call with each optional array argument given (see :func:`optional_arrays`)."""
     table, contents = declared_table(obj), declared_contents(obj)
     out = []
     array_args = [k for k, v in base.items() if isinstance(v, np.ndarray)]
     for name in array_args:
         for label, value, finite in array_mutations(base[name], contents.get(name, set())):
+            out.append((f"{name}:{label}", {**base, name: value}, finite))
+    for name, given in optional_arrays(obj, base).items():
+        for label, value, finite in array_mutations(given, contents.get(name, set())):
             out.append((f"{name}:{label}", {**base, name: value}, finite))
     for name, constraints in sorted(table.items()):
         for c in constraints:
