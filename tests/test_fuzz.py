@@ -193,7 +193,7 @@ def declared_shapes(obj):
         kind = "bool" if "bool" in entry.type else "int" if "of int" in entry.type else "float"
         _, _, shape_text = entry.type.partition("shape")
         dims = [tuple(d.strip() for d in group.split(",") if d.strip())
-                for group in re.findall(r"\(([^()]*)\)", shape_text)]
+                for group in re.findall(r"\(([\w\s,]*)\)", shape_text)]  # not (``Y = X``)
         for name in entry.name.split(","):
             if dims:
                 out[name.strip()] = [(d, kind) for d in dims]
