@@ -906,6 +906,9 @@ class LMNN(_MetricTransformer):
         Subgradient steps taken.
     n_rounds_ : int
         Restricted solves of the active-set stage (0 without it).
+    duality_gap_ : float
+        The active-set stage's certified relative gap: the loss is at most this fraction
+        above the optimum (NaN without that stage).
     scale_ : float
         :math:`s`, the RMS target-neighbour distance of ``X``.
 
@@ -1044,6 +1047,11 @@ _LMNN_WORKING_MARGIN = 0.5
 _LMNN_CERTIFIED_GAP = 1e-4
 # Widths of the band of margins treated as ties when the certificate's multipliers are fitted.
 _LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+# The same for MENN's certificate of solver="cvxpy" (fewer: each fit is a least-squares
+# problem with s^2 rows), and the largest dual SDP over the ties' multipliers it solves
+# (ties times s^2 entries of its constraint matrix; beyond, the certificate does without).
+_MENN_TIE_WIDTHS = (1e-4, 1e-3)
+_MENN_TIE_SDP_MAX_ENTRIES = 20_000_000
 
 
 def _lmnn_standardise(X, y_idx, n_neighbors):
@@ -1615,7 +1623,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         ``max_iter`` steps and warns when its best objective still fell by more than 0.1%
         over the last tenth of them.
     tol : float, default=1e-3
-        Relative duality gap at which ``"lowrank"`` stops.
+        Relative duality gap at which ``"lowrank"`` stops.  ``"cvxpy"``'s solution is
+        certified the same way (multipliers read off it give the dual bound) and warns
+        (``ConvergenceWarning``) when its certified gap is above ``tol``, whatever
+        Clarabel's status ("solved" or "almost solved").
 
     Attributes
     ----------
@@ -1633,9 +1644,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         Solver iterations (L-BFGS-B iterations, Clarabel iterations, or ``max_iter``
         subgradient steps).
     duality_gap_ : float
-        ``"lowrank"`` only (NaN otherwise): the certified relative gap, the objective
-        minus a lower bound from the dual, divided by the objective; the objective is at
-        most this fraction above the SDP's optimum.
+        ``"lowrank"`` and ``"cvxpy"`` (NaN for ``"subgradient"``): the certified
+        relative gap, the objective minus a lower bound from the dual, divided by the
+        objective; the objective is at most this fraction above the SDP's optimum.
     classes_, X_fit_, n_components_
 
     See the chapter "Metric learning", section "Metric embedding as a semidefinite program".
@@ -1774,7 +1785,14 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                     f"{self.duality_gap_:.3g} > tol={tol}; {advice}, or use solver='cvxpy' on "
                     "up to 120 points", ConvergenceWarning, stacklevel=2)
         elif solver == "cvxpy":
-            W, eps, self.n_iter_ = _menn_cvxpy(F, tau, eta)
+            W, eps, self.n_iter_, self.duality_gap_ = _menn_cvxpy(F, tau, eta)
+            if not self.duality_gap_ <= self.tol:
+                warnings.warn(
+                    f"MetricEmbeddingNN: the SDP solver's solution (Clarabel, after "
+                    f"{self.n_iter_} iterations) has a certified duality gap of "
+                    f"{self.duality_gap_:.3g} > tol={self.tol}; scale the "
+                    "features, choose a moderate eta, or use solver='lowrank'",
+                    ConvergenceWarning, stacklevel=2)
         else:
             W, eps = _menn_subgradient(F, null, tau, eta, self.max_iter)
             self.n_iter_ = self.max_iter
@@ -1840,8 +1858,11 @@ def _menn_cvxpy(F, tau, eta):
     Directions of that range whose eigenvalue of G G^T is below 1e-12 of the largest cost
     more than 1e12 / largest eigenvalue per unit of squared distance; they are excluded
     (at 1e-8 they are not negligible: a kernel of two iris features loses 2.5e-4 of the
-    optimum).  Clarabel's "optimal_inaccurate" (reduced accuracy, typically on nearly
-    singular kernels) is accepted silently.  Returns (W, eps, n_iter).
+    optimum).  The solution is judged by lecturelib's certificate, not by Clarabel's
+    status: its relative duality gap (:func:`_menn_certified_gap`) is returned, and the
+    caller warns when it is above ``tol``, so Clarabel's "optimal_inaccurate" (reduced
+    accuracy, typically on nearly singular kernels) passes silently only when certified.
+    Returns (W, eps, n_iter, gap).
     """
     import cvxpy as cp
 
@@ -1865,14 +1886,16 @@ def _menn_cvxpy(F, tau, eta):
     problem = cp.Problem(cp.Minimize(cp.trace(cost @ M) + eta * hinge), constraints)
     advice = ("scale the features (e.g. with sklearn.preprocessing.StandardScaler), choose a "
               "moderate eta, or use the default solver='lowrank'")
-    _solve_clarabel(problem, "MetricEmbeddingNN", advice)  # "optimal_inaccurate" is accepted
+    _solve_clarabel(problem, "MetricEmbeddingNN", advice)  # judged by the certificate below
     if problem.status not in ("optimal", "optimal_inaccurate") or M.value is None:
         raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) returned "
                          f"status {problem.status!r}, not a solution; {advice}")
     G_pinv = red.G.T / lam[:, None]                 # G^+ (the columns of G are orthogonal)
     S = psd_projection(G_pinv @ ((M.value + M.value.T) / 2) @ G_pinv.T)
     n_iter = getattr(problem.solver_stats, "num_iters", None) or 1
-    return red.basis @ S @ red.basis.T, max(float(eps.value), 0.0), int(n_iter)
+    eps_value = max(float(eps.value), 0.0)
+    gap = _menn_certified_gap(red, S, eps_value)
+    return red.basis @ S @ red.basis.T, eps_value, int(n_iter), gap
 
 
 def _menn_subgradient(F, null, tau, eta, max_iter):
@@ -2019,6 +2042,120 @@ class _MennReduced:
         w, V = np.linalg.eigh(S)
         t = 1.0 if w[0] >= -1.0 else -1.0 / w[0]   # I + t S is then PSD
         return t * (alpha.sum() + alpha_diag), w, V
+
+
+def _menn_dual_value(alpha, a_diag, t_pairs, g, eta, n):
+    """The dual objective at ``alpha`` (unordered pairs, each standing for its two ordered
+    ones: ``alpha`` is their sum, in [0, 2 eta]) and ``a_diag`` (the diagonal terms),
+    after making them dual feasible: clipped to their boxes, the similar pairs scaled down
+    until sum(alpha tau) <= 0, then all until I + sum alpha tau g g^T is PSD."""
+    alpha = np.clip(alpha, 0.0, 2 * eta)
+    a_diag = min(max(a_diag, 0.0), n * eta)
+    excess = alpha @ t_pairs + a_diag
+    if excess > 0:
+        similar = t_pairs > 0
+        total = alpha[similar].sum() + a_diag
+        keep = max(0.0, 1.0 - excess / total) if total > 0 else 0.0
+        alpha = np.where(similar, alpha * keep, alpha)
+        a_diag *= keep
+    lam = np.linalg.eigvalsh((g.T * (alpha * t_pairs)) @ g)[0]
+    scale = 1.0 if lam >= -1.0 else -1.0 / lam   # I + scale * sum alpha tau g g^T is PSD
+    return scale * (alpha.sum() + a_diag)
+
+
+def _menn_certified_gap(prob, S, eps):
+    r"""Relative duality gap of the MENN SDP at :math:`W = BSB^\top`, from multipliers read
+    off the point (for a solution that no smoothing produced, such as Clarabel's).
+
+    The multipliers are :math:`\eta` on the pairs with a positive hinge, 0 on the inactive
+    ones, and on the ties (margins within a width ``w`` of 0) those that maximise the dual
+    with the others fixed (:func:`_menn_tie_multipliers`, an SDP over the ties' multipliers
+    only).  Where that SDP is too large, the ties' values in :math:`[0,\eta]` that best
+    satisfy complementarity, :math:`(I + \sum\alpha_{ij}\tau_{ij} g_{ij}g_{ij}^\top)S = 0`
+    and, when :math:`\varepsilon > 0`, :math:`\sum\alpha_{ij}\tau_{ij} = 0` (bounded least
+    squares; the best of the widths ``_MENN_TIE_WIDTHS``), are used instead; on a degenerate
+    optimum they can be far from feasible, and the certificate then overstates the gap.
+    Either way the multipliers are then made dual feasible (the similar pairs scaled down
+    until :math:`\sum\alpha\tau \le 0`, all of them until the dual matrix is PSD), and
+    :math:`\sum\alpha` is a lower bound on the optimum (see :class:`_MennReduced`).
+    """
+    from scipy.optimize import lsq_linear
+
+    w, V = np.linalg.eigh((S + S.T) / 2)
+    U = V * np.sqrt(np.maximum(w, 0.0))
+    m = prob.margins(U, eps)
+    objective = prob.objective(U, eps, m)
+    n, eta, G = prob.n, prob.eta, prob.G
+    # unordered pairs: the two ordered pairs (i, j) and (j, i) have the same margin and
+    # g g^T, so one multiplier in [0, 2 eta] stands for the sum of theirs
+    i, j = np.triu_indices(n, 1)
+    m_pairs, t_pairs, g = m[i, j], prob.tau[i, j], G[i] - G[j]
+    m_diag = 1.0 - eps                               # the n diagonal terms [1 - eps]_+
+    # the ties' multipliers chosen by the dual itself (a small SDP) when it is affordable,
+    # else by complementarity (bounded least squares)
+    alpha = _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, _MENN_TIE_WIDTHS[-1])
+    if alpha is not None:
+        bound = _menn_dual_value(*alpha, t_pairs, g, eta, n)
+        return (objective - bound) / max(abs(objective), 1e-300)
+    best = -np.inf
+    for width in _MENN_TIE_WIDTHS:
+        active, ties = m_pairs > width, np.abs(m_pairs) <= width
+        alpha = np.where(active, 2 * eta, 0.0)
+        a_diag = n * eta if m_diag > width else 0.0
+        diag_tie = abs(m_diag) <= width
+        if ties.any() or diag_tie:
+            gt, tt = g[ties], t_pairs[ties]
+            Z0 = np.eye(G.shape[1]) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
+            cols = (tt[:, None, None] * gt[:, :, None]
+                    * (gt @ S)[:, None, :]).reshape(len(gt), S.size).T
+            eps_row = tt.copy()
+            upper = np.full(len(gt), 2 * eta)
+            if diag_tie:      # the diagonal multiplier (tau = 1, g = 0) is free too
+                cols = np.hstack([cols, np.zeros((cols.shape[0], 1))])
+                eps_row, upper = np.append(eps_row, 1.0), np.append(upper, n * eta)
+            rhs = -(Z0 @ S).ravel()
+            if eps > width:   # eps > 0: complementarity asks sum(alpha tau) = 0
+                cols = np.vstack([cols, eps_row])
+                rhs = np.append(rhs, -(2 * eta * t_pairs[active].sum() + a_diag))
+            x = lsq_linear(cols, rhs, bounds=(0.0, upper)).x
+            alpha[ties] = x[: len(gt)]
+            if diag_tie:
+                a_diag = x[-1]
+        best = max(best, _menn_dual_value(alpha, a_diag, t_pairs, g, eta, n))
+    return (objective - best) / max(abs(objective), 1e-300)
+
+
+def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
+    """Dual-optimal multipliers of the (unordered) pairs whose margin is within ``width`` of
+    0, the others fixed at 2 eta (positive hinge) or 0: max sum(alpha) over the box with
+    sum(alpha tau) <= 0 and I + sum alpha tau g g^T PSD (Clarabel).  ``None`` if the
+    solver fails; the caller makes the result feasible again before using it."""
+    import cvxpy as cp
+
+    active, ties = m_pairs > width, np.abs(m_pairs) <= width
+    alpha = np.where(active, 2 * eta, 0.0)
+    a_diag_fixed = n * eta if m_diag > width else 0.0
+    diag_tie = abs(m_diag) <= width
+    s = g.shape[1]
+    if ties.sum() * s * s > _MENN_TIE_SDP_MAX_ENTRIES:
+        return None
+    gt, tt = g[ties], t_pairs[ties]
+    Z0 = np.eye(s) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
+    a = cp.Variable(len(gt), bounds=[0.0, 2 * eta])
+    d = cp.Variable(bounds=[0.0, n * eta]) if diag_tie else 0.0
+    outer = (tt[:, None, None] * gt[:, :, None] * gt[:, None, :]).reshape(len(gt), s * s)
+    Z = cp.reshape(Z0.ravel() + outer.T @ a, (s, s), order="C")
+    problem = cp.Problem(cp.Maximize(cp.sum(a) + d),
+                         [(Z + Z.T) / 2 >> 0,
+                          2 * eta * t_pairs[active].sum() + a_diag_fixed + tt @ a + d <= 0])
+    try:
+        _solve_clarabel(problem, "MetricEmbeddingNN", "")
+    except ValueError:
+        return None
+    if a.value is None:
+        return None
+    alpha[ties] = a.value
+    return alpha, (float(d.value) if diag_tie else a_diag_fixed)
 
 
 def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):

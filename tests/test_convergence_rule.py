@@ -258,3 +258,24 @@ def test_lmnn_active_set_accepts_almost_solved_when_certified(clarabel_almost_so
         warnings.simplefilter("error")
         est = metric.LMNN(solver="active-set").fit(*_three_classes())
     assert est.duality_gap_ <= 1e-4
+
+
+def _menn_small():
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 8)
+    return np.column_stack([y + 0.1 * rng.normal(size=16), rng.normal(size=16)]), y
+
+
+def test_menn_cvxpy_warns_when_its_certificate_fails(clarabel_loose):
+    with pytest.warns(ConvergenceWarning, match=r"MetricEmbeddingNN: the SDP solver's solution "
+                                                 r"\(Clarabel, after \d+ iterations\) has a "
+                                                 r"certified duality gap of [\d.e+-]+ > tol=0\.0001"):
+        est = metric.MetricEmbeddingNN(gamma=0.5, solver="cvxpy", tol=1e-4).fit(*_menn_small())
+    assert est.duality_gap_ > 1e-4     # about 2e-3 (4e-7 at Clarabel's own tolerances)
+
+
+def test_menn_cvxpy_accepts_almost_solved_when_certified(clarabel_almost_solved):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = metric.MetricEmbeddingNN(gamma=0.5, solver="cvxpy", tol=1e-4).fit(*_menn_small())
+    assert est.duality_gap_ <= 1e-4

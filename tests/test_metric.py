@@ -584,6 +584,9 @@ def test_menn_linear_kernel_is_a_mahalanobis_metric():
     prob = cp.Problem(cp.Minimize(cp.trace(M) + 0.5 * cp.sum(cp.hstack(terms))))
     prob.solve(solver=cp.CLARABEL)
     assert est.objective_ == pytest.approx(prob.value, rel=2e-4)
+    # solver="cvxpy"'s certificate (lecturelib's dual bound) lies below the direct optimum
+    assert est.objective_ * (1 - est.duality_gap_) <= prob.value * (1 + 1e-7)
+    assert est.duality_gap_ <= 1e-3
     assert prob.value * (1 - 1e-6) <= low.objective_ <= prob.value * (1 + low.tol)
     # the learned M = X' C_bar X gives the same distances as the embedding f(x) = C X x
     M_ours = X.T @ est.C_bar_ @ X
