@@ -1615,7 +1615,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         22 GB).  ``"subgradient"``: projected subgradient descent on
         :math:`(W, \varepsilon)` with steps :math:`\sqrt{n}/(\|g_t\|\sqrt{t+1})`, in the
         spirit of the paper's own solver; it has no optimality test and is kept for
-        comparison.
+        comparison.  Its steps have a fixed scale, which suits kernels of order 1: when its
+        best point is still the start :math:`W = 0` (the optimum for a kernel so small that
+        no metric pays for itself, else a stall), that point's certified duality gap is
+        computed as for ``"cvxpy"`` and a gap above ``tol`` warns.
     max_iter : int, default=20000
         Cap on the L-BFGS-B iterations of ``"lowrank"`` (all its runs together) or on the
         steps of ``"subgradient"``.  ``"lowrank"`` warns (``ConvergenceWarning``) when it
@@ -1644,9 +1647,10 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         Solver iterations (L-BFGS-B iterations, Clarabel iterations, or ``max_iter``
         subgradient steps).
     duality_gap_ : float
-        ``"lowrank"`` and ``"cvxpy"`` (NaN for ``"subgradient"``): the certified
-        relative gap, the objective minus a lower bound from the dual, divided by the
-        objective; the objective is at most this fraction above the SDP's optimum.
+        ``"lowrank"`` and ``"cvxpy"`` (for ``"subgradient"`` only when it ends at
+        :math:`W = 0`, else NaN): the certified relative gap, the objective minus a lower
+        bound from the dual, divided by the objective; the objective is at most this
+        fraction above the SDP's optimum.
     classes_, X_fit_, n_components_
 
     See the chapter "Metric learning", section "Metric embedding as a semidefinite program".
@@ -1794,8 +1798,21 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
                     "features, choose a moderate eta, or use solver='lowrank'",
                     ConvergenceWarning, stacklevel=2)
         else:
-            W, eps = _menn_subgradient(F, null, tau, eta, self.max_iter)
+            W, eps, improving = _menn_subgradient(F, null, tau, eta, self.max_iter)
             self.n_iter_ = self.max_iter
+            if not improving and not np.any(W):
+                # its best point still has the starting W = 0: the optimum (a kernel so
+                # small that no metric pays for itself), or a method whose fixed step scale
+                # misses the kernel's; the certificate tells which
+                red = _MennReduced(F, tau, eta)
+                self.duality_gap_ = _menn_certified_gap(red, red.basis.T @ W @ red.basis, eps)
+                if not self.duality_gap_ <= self.tol:
+                    warnings.warn(
+                        f"MetricEmbeddingNN: the subgradient solver's best point in "
+                        f"max_iter={self.max_iter} steps is still its start W = 0, which has a "
+                        f"certified duality gap of {self.duality_gap_:.3g} > tol={self.tol}: "
+                        "its step scale does not suit this kernel's; use solver='lowrank', "
+                        "or scale X", ConvergenceWarning, stacklevel=2)
         C_bar = Fc_pinv.T @ W @ Fc_pinv
         self.C_bar_ = (C_bar + C_bar.T) / 2
         self.eps_ = float(eps)
@@ -1944,7 +1961,7 @@ def _menn_subgradient(F, null, tau, eta, max_iter):
             f"{_SUBGRADIENT_RTOL:.1%} in the last tenth of the iterations); raise max_iter, or "
             "use solver='cvxpy' on small problems",
             ConvergenceWarning, stacklevel=3)
-    return best[1], best[2]
+    return best[1], best[2], gain > _SUBGRADIENT_RTOL
 
 
 class _MennReduced:

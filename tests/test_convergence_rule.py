@@ -142,6 +142,11 @@ EXITS = [
     ("MetricEmbeddingNN-subgradient", "cap",
      lambda: metric.MetricEmbeddingNN(solver="subgradient", max_iter=10).fit(*_three_classes()),
      WARN, r"subgradient solver stopped at max_iter=10 while still improving .*% > 0\.1%"),
+    ("MetricEmbeddingNN-subgradient", "stall at its start",  # returned W = 0 silently
+     lambda: metric.MetricEmbeddingNN(kernel="linear", solver="subgradient", max_iter=50).fit(
+         _three_classes()[0] * 100, _three_classes()[1]),
+     WARN, r"subgradient solver's best point in max_iter=50 steps is still its start W = 0, "
+           r"which has a certified duality gap of [\d.e+-]+ > tol=0\.001"),
 ]
 
 CONVERGING = [
@@ -279,3 +284,14 @@ def test_menn_cvxpy_accepts_almost_solved_when_certified(clarabel_almost_solved)
         warnings.simplefilter("error")
         est = metric.MetricEmbeddingNN(gamma=0.5, solver="cvxpy", tol=1e-4).fit(*_menn_small())
     assert est.duality_gap_ <= 1e-4
+
+
+def test_menn_subgradient_ending_at_its_start_is_silent_only_when_certified():
+    # at X / 100 with a linear kernel the optimum is W = 0 (no metric pays for its trace):
+    # the start is certified, so its silence is the convergence criterion, not a stall
+    X, y = _three_classes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = metric.MetricEmbeddingNN(kernel="linear", solver="subgradient", max_iter=50).fit(
+            X / 100, y)
+    assert not np.any(est.W_) and est.duality_gap_ <= 1e-3
