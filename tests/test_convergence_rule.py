@@ -220,18 +220,45 @@ def clarabel_almost_solved(monkeypatch):
     monkeypatch.setattr(cp.Problem, "solve", almost_solved)
 
 
-@pytest.mark.parametrize("call, reason", [
-    (lambda K: subspace.svm2k_rademacher_estimate(K, K, 1.0, disagreement=0.2, n_draws=1,
-                                                   random_state=0),
-     r"svm2k_rademacher_estimate: .* stopped short of its tolerances after \d+ iterations"),
-    (lambda K: subspace.SVM2K(views=2).fit(np.hstack([K[:, :2], K[:, 2:4]]),
-                                                   np.arange(K.shape[0]) % 2),
-     r"SVM2K: the QP solver \(Clarabel\) stopped short of its tolerances after \d+ iterations"),
-], ids=["svm2k_rademacher_estimate", "SVM2K"])
-def test_a_conic_solve_short_of_its_tolerances_warns(clarabel_almost_solved, call, reason):
-    X = np.random.default_rng(0).normal(size=(12, 3))
-    with pytest.warns(ConvergenceWarning, match=reason):
-        call(X @ X.T)
+def test_a_conic_solve_short_of_its_tolerances_warns(clarabel_almost_solved):
+    K = (X := np.random.default_rng(0).normal(size=(12, 3))) @ X.T
+    with pytest.warns(ConvergenceWarning, match=r"SVM2K: the QP solver \(Clarabel\) stopped short "
+                                                 r"of its tolerances after \d+ iterations"):
+        subspace.SVM2K(views=2).fit(np.hstack([K[:, :2], K[:, 2:4]]), np.arange(12) % 2)
+
+
+def _two_view_grams(n=20):
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    return X @ X.T, X[:, :2] @ X[:, :2].T
+
+
+def _svm2k_estimate():
+    return subspace.svm2k_rademacher_estimate(*_two_view_grams(), C=1.0, disagreement=0.2,
+                                              n_labelled=10, n_draws=2, random_state=0)
+
+
+def test_svm2k_estimate_accepts_almost_solved_when_certified(clarabel_almost_solved):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _svm2k_estimate()
+
+
+def test_svm2k_estimate_warns_when_almost_solved_is_not_certified(clarabel_loose, monkeypatch):
+    import cvxpy as cp
+
+    solve = cp.Problem.solve
+
+    def loose_almost_solved(self, *args, **kwargs):
+        value = solve(self, *args, **kwargs)
+        self._status = "optimal_inaccurate"
+        return value
+
+    monkeypatch.setattr(cp.Problem, "solve", loose_almost_solved)
+    with pytest.warns(ConvergenceWarning, match=r"svm2k_rademacher_estimate: .* stopped short of its "
+                                                 r"tolerances after \d+ iterations \(status "
+                                                 r"optimal_inaccurate\) with a certified relative gap "
+                                                 r"of [\d.e+-]+ > 1e-06"):
+        _svm2k_estimate()
 
 
 @pytest.fixture

@@ -389,6 +389,32 @@ def test_svm2k_rademacher_estimate_equals_alpha_form(two_grams, D):
     assert np.all(out["values"] <= out["unconstrained"] + 1e-7)
 
 
+def test_svm2k_duality_bounds_enclose_the_optimum(two_grams):
+    """The certificate of an "almost solved" estimate: at any point and any multiplier the
+    lower value is feasible and the upper one a weak-duality bound of the independent
+    alpha-form optimum; at the optimum's multiplier they meet."""
+    import cvxpy as cp
+
+    from lecturelib.subspace import SVM2K, _svm2k_duality_bounds
+
+    K_A, K_B = two_grams                             # RBF: unit diagonal, the unit scale
+    m, D = 15, 0.05
+    s = np.random.RandomState(0).choice([-1.0, 1.0], size=m)
+    optimum = _rademacher_by_alpha(K_A, K_B, 1.0, D, s, m)
+    (Fa, _), (Fb, _) = SVM2K._feature_map(K_A, "A"), SVM2K._feature_map(K_B, "B")
+    rng = np.random.default_rng(1)
+    for lam in (0.0, 0.3, 3.0):
+        wa, wb = rng.normal(size=Fa.shape[1]), rng.normal(size=Fb.shape[1])
+        lower, upper = _svm2k_duality_bounds(Fa, Fb, s, D, wa, wb, lam)
+        assert lower <= optimum + 1e-9 <= upper + 2e-9
+    va, vb = cp.Variable(Fa.shape[1]), cp.Variable(Fb.shape[1])
+    agreement = cp.sum(cp.abs(Fa @ va - Fb @ vb)) / len(K_A) <= D
+    cp.Problem(cp.Maximize(s @ (Fa @ va + Fb @ vb)[:m] / m),
+               [cp.norm(va) <= 1, cp.norm(vb) <= 1, agreement]).solve(solver=cp.CLARABEL)
+    lower, upper = _svm2k_duality_bounds(Fa, Fb, s, D, va.value, vb.value, agreement.dual_value)
+    assert lower == pytest.approx(optimum, rel=1e-6) and (upper - lower) / upper < 1e-6
+
+
 def test_svm2k_rademacher_estimate_closed_forms(two_grams):
     from lecturelib.subspace import svm2k_rademacher_estimate
 
