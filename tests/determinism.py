@@ -105,6 +105,19 @@ on_x86_64 = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
 # have to cancel to the printed digit), and the suite saves a full re-run of the book.
 OTHER_MACHINE_ENV = ({**TWO_THREADS_ENV, "OPENBLAS_CORETYPE": "Prescott"}
                      if platform.machine() in ("x86_64", "AMD64") else TWO_THREADS_ENV)
+# Every solver stopping ten times closer to its optimum (``LECTURELIB_TOLERANCE_FACTOR``,
+# read by ``lecturelib/_tolerance.py``; the notebooks' own cvxpy calls are tightened by
+# ``tests/tolerance_site/sitecustomize.py``): see ``tests/test_tolerance.py``.
+TOLERANCE_VAR, TOLERANCE_FACTOR = "LECTURELIB_TOLERANCE_FACTOR", "0.1"
+
+
+def with_tighter_tolerances(env: dict) -> dict:
+    """``env`` with every tolerance ten times tighter, for a fresh process."""
+    site = str(ROOT / "tests" / "tolerance_site")
+    return {**env, TOLERANCE_VAR: TOLERANCE_FACTOR,
+            "PYTHONPATH": os.pathsep.join([site, *filter(None, [env.get("PYTHONPATH")])])}
+
+
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 
 

@@ -1,6 +1,6 @@
 """Determinism: same random_state, same result, in one process and across two; the Table 1
 protocol behind chapter 12 reproduced with two BLAS threads and another CPU's BLAS kernels
-(every notebook under that setting: ``test_foreign_blas.py``)."""
+(every notebook under that setting: ``test_another_machine.py``)."""
 
 from __future__ import annotations
 
