@@ -169,6 +169,19 @@ def test_post_never_runs_on_an_answer_of_another_shape(monkeypatch, tmp_path):
     assert post_reason("value @ value.T", want[::-1].copy(), want) is not None
 
 
+@pytest.mark.parametrize("expr, expected", [("value.sum()", 6.0), ("value.mean()", 1.5),
+                                            ("value.std() ** 2", 1.25), ("value.max()", 3.0)])
+def test_post_can_call_array_methods(expr, expected):
+    """Array methods that import NumPy's submodules lazily work in a post expression (they
+    failed with KeyError '__import__'); nothing else can be imported."""
+    assert compare.apply_post(expr, np.arange(4.0)) == pytest.approx(expected)
+
+
+def test_post_cannot_import_anything_but_numpy():
+    with pytest.raises(ImportError, match="cannot import 'os'"):
+        compare.apply_post("__import__('os')", None)
+
+
 def test_post_result_is_bounded_by_the_reference():
     reason = post_reason("np.zeros(int(value))", 10**6, 3)
     assert reason == "check 1: the answer has the wrong shape", reason

@@ -167,8 +167,18 @@ def compare(got, want, how="allclose", rtol=1e-6, atol=1e-9) -> str | None:
 # Post-processing in the grader
 # --------------------------------------------------------------------------------------
 
+def _numpy_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """The only import a ``post`` expression can cause: NumPy's own.  Methods such as
+    ``value.sum()`` import NumPy's submodules lazily from C, through the builtins of the
+    frame that calls them, which for a ``post`` are the ones below."""
+    if level == 0 and (name == "numpy" or name.startswith("numpy.")):
+        return builtins.__import__(name, globals, locals, fromlist, level)
+    raise ImportError(f"a post expression cannot import {name!r}")
+
+
 _POST_BUILTINS = {name: getattr(builtins, name) for name in ("abs", "all", "any", "bool", "float", "int", "len", "list", "max",
                                "min", "range", "round", "sorted", "sum", "tuple", "zip")}
+_POST_BUILTINS["__import__"] = _numpy_import
 
 
 WRONG_SHAPE = "the answer has the wrong shape"
