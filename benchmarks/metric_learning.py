@@ -43,9 +43,11 @@ LMNN_NOTE = ("LMNN (since issue 37): projected subgradient descent, then the exa
              "method alone, as before.  The exact stage is what costs the extra time on wine "
              "and iris; its loss is within 1e-8 of an independent cvxpy solve "
              "(tests/test_metric.py).")
-LOAD_NOTE = ("Measured on a shared two-core machine while other jobs kept both cores busy "
-             "(load average about 9 on 26 November 2026): the times of both sides are "
-             "inflated, the ratios less so; they were not re-run when quiet.")
+def load_note(before: float, after: float) -> str:
+    """What else the machine was doing: its one-minute load average when the run started
+    and ended (a load above the number of cores inflates both sides' times)."""
+    return (f"Measured on {os.cpu_count()} cores, load average {before:.1f} when the run "
+            f"started and {after:.1f} when it ended ({time.strftime('%d %B %Y')}).")
 
 
 def load(name):
@@ -183,6 +185,7 @@ def menn_paper_size_rows():
 
 def main() -> int:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    load_before = os.getloadavg()[0]
     python = ensure_reference_env()
     rows = []
     for name in ("MMC", "LMNN", "ITML"):
@@ -221,7 +224,7 @@ def main() -> int:
     for r in paper_size:
         lines.append(f"| {r['data']} | {r['n']} | {r['rho']:g} | {r['time']:.1f} | "
                      f"{r['iterations']} | {r['certified_gap']:.2e} |")
-    lines += ["", LMNN_NOTE, "", LOAD_NOTE]
+    lines += ["", LMNN_NOTE, "", load_note(load_before, os.getloadavg()[0])]
     (HERE / "METRIC.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {HERE / 'METRIC.md'}")
     return 0
