@@ -2116,13 +2116,10 @@ def _menn_certified_gap(prob, S, eps):
         return (objective - bound) / max(abs(objective), 1e-300)
     best = -np.inf
     for width in _MENN_TIE_WIDTHS:
-        active, ties = m_pairs > width, np.abs(m_pairs) <= width
-        alpha = np.where(active, 2 * eta, 0.0)
-        a_diag = n * eta if m_diag > width else 0.0
-        diag_tie = abs(m_diag) <= width
+        active, ties, alpha, a_diag, diag_tie = _menn_tie_split(m_pairs, m_diag, eta, n, width)
         if ties.any() or diag_tie:
             gt, tt = g[ties], t_pairs[ties]
-            Z0 = np.eye(G.shape[1]) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
+            Z0 = _menn_fixed_dual_matrix(g, t_pairs, active, eta)
             cols = (tt[:, None, None] * gt[:, :, None]
                     * (gt @ S)[:, None, :]).reshape(len(gt), S.size).T
             eps_row = tt.copy()
@@ -2142,6 +2139,22 @@ def _menn_certified_gap(prob, S, eps):
     return (objective - best) / max(abs(objective), 1e-300)
 
 
+def _menn_tie_split(m_pairs, m_diag, eta, n, width):
+    """The multipliers the margins fix at ``width``: 2 eta on the (unordered) pairs with a
+    positive hinge, 0 on the inactive ones, and the diagonal terms' n eta or 0; the ties
+    (margins within ``width`` of 0) are left to be chosen.  Returns
+    ``(active, ties, alpha, a_diag, diag_tie)``."""
+    active, ties = m_pairs > width, np.abs(m_pairs) <= width
+    return (active, ties, np.where(active, 2 * eta, 0.0), n * eta if m_diag > width else 0.0,
+            abs(m_diag) <= width)
+
+
+def _menn_fixed_dual_matrix(g, t_pairs, active, eta):
+    """:math:`I + \sum 2\eta\,\tau g g^\top` over the active pairs: the dual matrix
+    before the ties' multipliers are added."""
+    return np.eye(g.shape[1]) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
+
+
 def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
     """Dual-optimal multipliers of the (unordered) pairs whose margin is within ``width`` of
     0, the others fixed at 2 eta (positive hinge) or 0: max sum(alpha) over the box with
@@ -2149,15 +2162,12 @@ def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
     solver fails; the caller makes the result feasible again before using it."""
     import cvxpy as cp
 
-    active, ties = m_pairs > width, np.abs(m_pairs) <= width
-    alpha = np.where(active, 2 * eta, 0.0)
-    a_diag_fixed = n * eta if m_diag > width else 0.0
-    diag_tie = abs(m_diag) <= width
+    active, ties, alpha, a_diag_fixed, diag_tie = _menn_tie_split(m_pairs, m_diag, eta, n, width)
     s = g.shape[1]
     if ties.sum() * s * s > _MENN_TIE_SDP_MAX_ENTRIES:
         return None
     gt, tt = g[ties], t_pairs[ties]
-    Z0 = np.eye(s) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
+    Z0 = _menn_fixed_dual_matrix(g, t_pairs, active, eta)
     a = cp.Variable(len(gt), bounds=[0.0, 2 * eta])
     d = cp.Variable(bounds=[0.0, n * eta]) if diag_tie else 0.0
     outer = (tt[:, None, None] * gt[:, :, None] * gt[:, None, :]).reshape(len(gt), s * s)
