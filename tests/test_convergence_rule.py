@@ -25,16 +25,9 @@ from sklearn.datasets import make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from lecturelib import clustering, em, hpca, maxent, metric, spectral, subspace, svm
+from test_metric import _small_problem  # three labelled classes, the metric learners' data
 
 # ----------------------------------------------------------------------------- small problems
-
-
-def _three_classes(n=24, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.repeat([0, 1, 2], n // 3)
-    X = rng.normal(size=(n, d)) + np.c_[y, -y, np.zeros(n)][:, :d] * 0.8
-    X[:, 0] *= 3.0
-    return X, y
 
 
 def _blobs():
@@ -118,33 +111,33 @@ EXITS = [
      lambda: maxent.maxent_distribution(_FACES, [4.5], max_iter=1),
      RAISE, r"miss by [\d.e+-]+ > tol=1e-10 after 1 Newton steps \(max_iter\)"),
     ("MMC", "cap",
-     lambda: metric.MMC(max_iter=1).fit(*_three_classes()),
+     lambda: metric.MMC(max_iter=1).fit(*_small_problem()),
      WARN, r"MMC: L-BFGS stopped at its limit \(max_iter=1\) with a relative duality gap"),
     ("MMC", "stall",    # tol=0: scipy's own test stops it, which is not MMC's criterion
-     lambda: metric.MMC(tol=0).fit(*_three_classes()),
+     lambda: metric.MMC(tol=0).fit(*_small_problem()),
      WARN, r"MMC: L-BFGS stopped at a (stall|failed line search) after \d+ iterations"),
     ("ITML", "cap",
-     lambda: metric.ITML(max_iter=1, random_state=0, gamma=0.1).fit(*_three_classes()),
+     lambda: metric.ITML(max_iter=1, random_state=0, gamma=0.1).fit(*_small_problem()),
      WARN, r"ITML stopped at max_iter=1 sweeps .*\(their last relative change [\d.e+-]+"),
     ("LMNN", "cap",
-     lambda: metric.LMNN(solver="subgradient", max_iter=1).fit(*_three_classes()),
+     lambda: metric.LMNN(solver="subgradient", max_iter=1).fit(*_small_problem()),
      WARN, r"LMNN stopped at max_iter=1 iterations \(last relative decrease of the loss "),
     ("LMNN", "stall",
-     lambda: metric.LMNN(solver="subgradient", tol=0, max_iter=100_000).fit(*_three_classes(30)),
+     lambda: metric.LMNN(solver="subgradient", tol=0, max_iter=100_000).fit(*_small_problem(30)),
      WARN, r"LMNN stopped after \d+ iterations because its step size collapsed \(last relative"),
     ("MetricEmbeddingNN-lowrank", "cap",
-     lambda: metric.MetricEmbeddingNN(max_iter=1).fit(*_three_classes()),
+     lambda: metric.MetricEmbeddingNN(max_iter=1).fit(*_small_problem()),
      WARN, r"low-rank solver stopped \(after 1 of max_iter=1 iterations\) at its iteration cap"),
     ("MetricEmbeddingNN-lowrank", "stall",
-     lambda: metric.MetricEmbeddingNN(tol=1e-15).fit(*_three_classes(9)),
+     lambda: metric.MetricEmbeddingNN(tol=1e-15).fit(*_small_problem(9)),
      WARN, r"low-rank solver stopped \(after \d+ of max_iter=20000 iterations\) because L-BFGS-B "
            r"could not improve it further .*gap of [\d.e+-]+ > tol=1e-15"),
     ("MetricEmbeddingNN-subgradient", "cap",
-     lambda: metric.MetricEmbeddingNN(solver="subgradient", max_iter=10).fit(*_three_classes()),
+     lambda: metric.MetricEmbeddingNN(solver="subgradient", max_iter=10).fit(*_small_problem()),
      WARN, r"subgradient solver stopped at max_iter=10 while still improving .*% > 0\.1%"),
     ("MetricEmbeddingNN-subgradient", "stall at its start",  # returned W = 0 silently
      lambda: metric.MetricEmbeddingNN(kernel="linear", solver="subgradient", max_iter=50).fit(
-         _three_classes()[0] * 100, _three_classes()[1]),
+         _small_problem()[0] * 100, _small_problem()[1]),
      WARN, r"subgradient solver's best point in max_iter=50 steps is still its start W = 0, "
            r"which has a certified duality gap of [\d.e+-]+ > tol=0\.001"),
 ]
@@ -161,10 +154,10 @@ CONVERGING = [
     ("PositiveOperatorLearner", lambda: hpca.PositiveOperatorLearner().fit(*_pairs_problem())),
     ("GibbsModel", lambda: maxent.GibbsModel(support=_FACES).fit(_ROLLS)),
     ("maxent_distribution", lambda: maxent.maxent_distribution(_FACES, [4.5])),
-    ("MMC", lambda: metric.MMC().fit(*_three_classes())),
-    ("ITML", lambda: metric.ITML(n_constraints=10, random_state=0).fit(*_three_classes())),
-    ("LMNN", lambda: metric.LMNN(solver="subgradient").fit(*_three_classes())),
-    ("MetricEmbeddingNN-lowrank", lambda: metric.MetricEmbeddingNN().fit(*_three_classes())),
+    ("MMC", lambda: metric.MMC().fit(*_small_problem())),
+    ("ITML", lambda: metric.ITML(n_constraints=10, random_state=0).fit(*_small_problem())),
+    ("LMNN", lambda: metric.LMNN(solver="subgradient").fit(*_small_problem())),
+    ("MetricEmbeddingNN-lowrank", lambda: metric.MetricEmbeddingNN().fit(*_small_problem())),
 ]
 
 
@@ -190,14 +183,14 @@ def test_a_converging_call_is_silent(method, call):
 
 def test_n_iter_counts_the_iterations_run():
     """``n_iter_`` is the number of iterations that ran, at the cap and at a stall."""
-    X, y = _three_classes()
+    X, y = _small_problem()
     with pytest.warns(ConvergenceWarning):
         assert svm.SVC(C=10.0, max_iter=5).fit(*_two_blobs()).n_iter_ == 5
     with pytest.warns(ConvergenceWarning, match="changed no multiplier") as record:
         stalled = svm.SVC(C=10.0, tol=1e-300).fit(*_two_blobs())
     assert f"after {stalled.n_iter_} SMO steps" in str(record[0].message)
     with pytest.warns(ConvergenceWarning, match="step size collapsed") as record:
-        lmnn = metric.LMNN(solver="subgradient", tol=0, max_iter=100_000).fit(*_three_classes(30))
+        lmnn = metric.LMNN(solver="subgradient", tol=0, max_iter=100_000).fit(*_small_problem(30))
     assert f"after {lmnn.n_iter_} iterations" in str(record[0].message)
     assert lmnn.n_iter_ < 100_000
     with pytest.warns(ConvergenceWarning):
@@ -272,7 +265,7 @@ def test_lmnn_active_set_warns_when_its_certificate_fails(clarabel_loose):
     with pytest.warns(ConvergenceWarning, match=r"LMNN: the active-set stage ended \d+ "
                                                  r"restricted solves with a certified relative "
                                                  r"duality gap of [\d.e+-]+ > 0\.0001"):
-        est = metric.LMNN(solver="active-set").fit(*_three_classes())
+        est = metric.LMNN(solver="active-set").fit(*_small_problem())
     assert est.duality_gap_ > 1e-4
 
 
@@ -280,7 +273,7 @@ def test_lmnn_active_set_accepts_almost_solved_when_certified(clarabel_almost_so
     # Clarabel's "almost solved" on an accurate point: the certificate is the criterion
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = metric.LMNN(solver="active-set").fit(*_three_classes())
+        est = metric.LMNN(solver="active-set").fit(*_small_problem())
     assert est.duality_gap_ <= 1e-4
 
 
@@ -308,7 +301,7 @@ def test_menn_cvxpy_accepts_almost_solved_when_certified(clarabel_almost_solved)
 def test_menn_subgradient_ending_at_its_start_is_silent_only_when_certified():
     # at X / 100 with a linear kernel the optimum is W = 0 (no metric pays for its trace):
     # the start is certified, so its silence is the convergence criterion, not a stall
-    X, y = _three_classes()
+    X, y = _small_problem()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = metric.MetricEmbeddingNN(kernel="linear", solver="subgradient", max_iter=50).fit(
