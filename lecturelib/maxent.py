@@ -184,10 +184,17 @@ def empirical_distribution(counts):
     >>> print(empirical_distribution([3, 1, 0, 4]))
     [0.375 0.125 0.    0.5  ]
     """
-    f = check_nonnegative(counts, "counts", ndim=1)
+    return _scaled_to_sum_one(counts, "counts",
+                              "counts are all zero; the empirical distribution is undefined")
+
+
+def _scaled_to_sum_one(f, name, if_zero):
+    """``f / sum(f)`` for a non-negative vector ``f``; ``if_zero`` is the error's message
+    when every entry is zero."""
+    f = check_nonnegative(f, name, ndim=1)
     total = f.sum()
     if total == 0:
-        raise ValueError("counts are all zero; the empirical distribution is undefined")
+        raise ValueError(if_zero)
     return f / total
 
 
@@ -212,10 +219,7 @@ def project_relative_entropy(f):
     >>> print(project_relative_entropy([1.0, 3.0]))
     [0.25 0.75]
     """
-    f = check_nonnegative(f, "f", ndim=1)
-    if f.sum() == 0:
-        raise ValueError("f is all zero; it has no projection onto the simplex")
-    return f / f.sum()
+    return _scaled_to_sum_one(f, "f", "f is all zero; it has no projection onto the simplex")
 
 
 @validate_params({"f": ["array-like"]})
