@@ -108,3 +108,33 @@ def default_cvxpy_settings(solver) -> dict:
         raise ValueError(f"no tolerance settings for the cvxpy solver {solver!r}; "
                          f"known: {', '.join(sorted(_CVXPY_DEFAULTS))}")
     return dict(_CVXPY_DEFAULTS[name])
+
+
+def solve_with_clarabel(problem, owner, advice, settings=None, solver="SDP solver"):
+    """``problem.solve`` with Clarabel; its failures, a Rust panic included, become ``ValueError``.
+
+    Clarabel's panics reach Python as pyo3's ``PanicException``, a ``BaseException``
+    (not an ``Exception``); only that one is caught besides the ordinary exceptions.
+    ``settings`` are Clarabel's keyword arguments, by default those of the tolerance switch.
+    The messages read "``owner``: the ``solver`` (Clarabel, through cvxpy) failed ...;
+    ``advice``".  The status ("optimal_inaccurate" included) is left to the caller.
+    """
+    import warnings
+
+    import cvxpy as cp
+
+    if settings is None:
+        settings = cvxpy_settings(cp.CLARABEL)
+
+    try:
+        with warnings.catch_warnings():  # "optimal_inaccurate" is handled by the caller
+            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
+            problem.solve(solver=cp.CLARABEL, **settings)
+    except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
+        raise ValueError(f"{owner}: the {solver} (Clarabel, through cvxpy) failed with "
+                         f"{type(exc).__name__}; {advice}") from exc
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise ValueError(f"{owner}: the {solver} (Clarabel, through cvxpy) failed (a panic "
+                         f"inside Clarabel); {advice}") from None

@@ -33,7 +33,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from ._tolerance import cvxpy_settings, default_cvxpy_settings, iteration_cap, tightened
+from ._tolerance import (cvxpy_settings, default_cvxpy_settings, iteration_cap, solve_with_clarabel,
+                         tightened)
 from ._validation import (
     check_squares_finite,
     Interval,
@@ -1106,7 +1107,7 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
         problem = cp.Problem(cp.Minimize(objective))
         # qdldl factors this KKT system (a dense block of n_work x d^2) 4 times faster than
         # Clarabel's default faer on wine
-        _solve_clarabel(problem, "LMNN", "use solver='subgradient'",
+        solve_with_clarabel(problem, "LMNN", "use solver='subgradient'",
                         {**cvxpy_settings(cp.CLARABEL), "direct_solve_method": "qdldl"})
         if problem.status not in ("optimal", "optimal_inaccurate") or Mv.value is None:
             raise ValueError(f"LMNN: the SDP solver (Clarabel, through cvxpy) returned status "
@@ -1174,32 +1175,6 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
             bound = -np.inf
         best = max(best, bound)
     return (loss - best) / max(abs(loss), 1e-300)
-
-
-def _solve_clarabel(problem, owner, advice, settings=None):
-    """``problem.solve`` with Clarabel; its failures, a Rust panic included, become ``ValueError``.
-
-    Clarabel's panics reach Python as pyo3's ``PanicException``, a ``BaseException``
-    (not an ``Exception``); only that one is caught besides the ordinary exceptions.
-    ``settings`` are Clarabel's keyword arguments, by default those of the tolerance switch.
-    """
-    import cvxpy as cp
-
-    if settings is None:
-        settings = cvxpy_settings(cp.CLARABEL)
-
-    try:
-        with warnings.catch_warnings():  # "optimal_inaccurate" is handled by the caller
-            warnings.filterwarnings("ignore", "Solution may be inaccurate", UserWarning)
-            problem.solve(solver=cp.CLARABEL, **settings)
-    except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
-        raise ValueError(f"{owner}: the SDP solver (Clarabel, through cvxpy) failed with "
-                         f"{type(exc).__name__}; {advice}") from exc
-    except BaseException as exc:
-        if type(exc).__name__ != "PanicException":
-            raise
-        raise ValueError(f"{owner}: the SDP solver (Clarabel, through cvxpy) failed (a panic "
-                         f"inside Clarabel); {advice}") from None
 
 
 # ----------------------------------------------------------------------------- ITML
@@ -1903,7 +1878,7 @@ def _menn_cvxpy(F, tau, eta):
     problem = cp.Problem(cp.Minimize(cp.trace(cost @ M) + eta * hinge), constraints)
     advice = ("scale the features (e.g. with sklearn.preprocessing.StandardScaler), choose a "
               "moderate eta, or use the default solver='lowrank'")
-    _solve_clarabel(problem, "MetricEmbeddingNN", advice)  # judged by the certificate below
+    solve_with_clarabel(problem, "MetricEmbeddingNN", advice)  # judged by the certificate below
     if problem.status not in ("optimal", "optimal_inaccurate") or M.value is None:
         raise ValueError(f"MetricEmbeddingNN: the SDP solver (Clarabel, through cvxpy) returned "
                          f"status {problem.status!r}, not a solution; {advice}")
@@ -2176,7 +2151,7 @@ def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
                          [(Z + Z.T) / 2 >> 0,
                           2 * eta * t_pairs[active].sum() + a_diag_fixed + tt @ a + d <= 0])
     try:
-        _solve_clarabel(problem, "MetricEmbeddingNN", "")
+        solve_with_clarabel(problem, "MetricEmbeddingNN", "")
     except ValueError:
         return None
     if a.value is None:
@@ -2386,7 +2361,7 @@ def learn_kernel_matrix(y, lam=1e-3):
     # The tolerance switch does not tighten this solve: the memorising optimum is a
     # degenerate vertex, and Clarabel stops "almost solved" when asked for gaps below its
     # default 1e-8 (at 3e-9 on 24 iris labels, with the default solve's value to 17 digits).
-    _solve_clarabel(problem, "learn_kernel_matrix", "choose a smaller lam (1e-3 is typical)",
+    solve_with_clarabel(problem, "learn_kernel_matrix", "choose a smaller lam (1e-3 is typical)",
                     default_cvxpy_settings(cp.CLARABEL))
     if problem.status != "optimal" or K.value is None or eps.value is None:
         raise ValueError(f"learn_kernel_matrix: Clarabel returned status {problem.status!r}, "

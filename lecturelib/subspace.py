@@ -31,7 +31,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._tolerance import cvxpy_settings
+from ._tolerance import cvxpy_settings, solve_with_clarabel
 from ._validation import (
     check_squares_finite,
     Interval,
@@ -968,7 +968,7 @@ class SVM2K(ClassifierMixin, BaseEstimator):
 # ----------------------------------------------------------------------------- SVM-2K analysis
 
 
-def _solve_cone_programme(problem, cp, certified_gap=None):
+def _solve_cone_programme(problem, cp, certified_gap):
     """Solve with Clarabel and return the optimal value.
 
     Clarabel's "almost solved" (status ``optimal_inaccurate``: its tolerances were out of
@@ -979,29 +979,19 @@ def _solve_cone_programme(problem, cp, certified_gap=None):
     (pyo3's ``PanicException``, a ``BaseException``), becomes a ``ValueError``."""
     advice = ("keep disagreement away from 0, or the Gram matrices away from singular "
               "(e.g. add a small multiple of the identity)")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            problem.solve(solver=cp.CLARABEL, **cvxpy_settings(cp.CLARABEL))
-        except Exception as exc:  # cvxpy and Clarabel fail with assorted exception types
-            raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel, "
-                             f"through cvxpy) failed with {type(exc).__name__}; {advice}") from exc
-        except BaseException as exc:
-            if type(exc).__name__ != "PanicException":
-                raise
-            raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel, "
-                             f"through cvxpy) failed (a panic inside Clarabel); {advice}") from None
+    solve_with_clarabel(problem, "svm2k_rademacher_estimate", advice,
+                        solver="cone programme's solver")
     if problem.status not in ("optimal", "optimal_inaccurate") or problem.value is None:
         raise ValueError("svm2k_rademacher_estimate: the cone programme's solver (Clarabel) "
                          f"returned status {problem.status!r}, not a solution; {advice}")
     if problem.status == "optimal_inaccurate":
-        gap = certified_gap() if certified_gap is not None else math.inf
+        gap = certified_gap()
         if not gap <= CERTIFIED_GAP:
-            shown = "no certificate" if certified_gap is None else f"a certified relative gap of {gap:.2g}"
             warnings.warn("svm2k_rademacher_estimate: the cone programme's solver (Clarabel) "
                           f"stopped short of its tolerances after {_solver_iterations(problem)} "
-                          f"iterations (status optimal_inaccurate) with {shown} "
-                          f"> {CERTIFIED_GAP:g}, so the value may be off in its last digits; "
+                          f"iterations (status optimal_inaccurate) with a certified relative "
+                          f"gap of {gap:.2g} > {CERTIFIED_GAP:g}, so the value may be off in "
+                          "its last digits; "
                           f"{advice}", ConvergenceWarning, stacklevel=4)
     return float(problem.value)
 
