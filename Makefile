@@ -78,5 +78,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/table1.py
 
 # BOOK_HTML=DIR ships a student book already rendered there instead of running make book.
-release: $(if $(BOOK_HTML),$(STAMP),book)
+# The working tree is checked first: a refusal costs no book build.
+release: $(STAMP)
+	$(BIN)/python tools/release.py --check
+	$(if $(BOOK_HTML),,$(MAKE) book)
 	$(BIN)/python tools/release.py $(RELEASE) $(BOOK_HTML)

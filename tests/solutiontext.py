@@ -19,7 +19,7 @@ from functools import lru_cache
 from html import unescape
 from pathlib import Path
 
-from lecturelib.grading.edition import SOLUTION_OPENING, strip_solution_blocks, withheld_solutions
+from lecturelib.book.edition import SOLUTION_OPENING, strip_solution_blocks, withheld_solutions
 
 ROOT = Path(__file__).resolve().parent.parent
 MIN_CHARS = 25

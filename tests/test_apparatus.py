@@ -26,7 +26,7 @@ import pytest
 import yaml
 from docutils import nodes
 
-from lecturelib._sphinx_book import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
 from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
 
@@ -82,7 +82,7 @@ def test_numbers_restart_in_every_chapter():
 def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
     """Labelled equations and theorems of a two-chapter book, and the references to them."""
     (tmp_path / "conf.py").write_text(
-        'extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx_proof", "lecturelib._sphinx_book"]\n'
+        'extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx_proof", "lecturelib.book.rendering"]\n'
         'myst_enable_extensions = ["dollarmath", "amsmath"]\nroot_doc = "index"\n')
     (tmp_path / "index.md").write_text("# Book\n\n```{toctree}\nfour\nappendix\n```\n")
     (tmp_path / "four.md").write_text(
@@ -414,7 +414,7 @@ def test_intro_numbers_each_chapter_once(student_html):
 def test_author_year_labels_decode_latex_and_follow_the_citation_style():
     from pybtex.database import parse_string
 
-    from lecturelib._sphinx_book import author_year_label
+    from lecturelib.book.rendering import author_year_label
     bib = parse_string(r"""
         @article{a, author = {Bj\"orck, \AA{}ke and Golub, Gene H.}, title = {T}, year = {1973}}
         @article{b, author = {von Luxburg, Ulrike}, title = {T}, year = {2007}}
@@ -429,7 +429,7 @@ def test_author_year_labels_decode_latex_and_follow_the_citation_style():
 
 
 def test_a_figure_without_alt_text_gets_its_caption():
-    from lecturelib._sphinx_book import caption_alt_text
+    from lecturelib.book.rendering import caption_alt_text
     figure = nodes.figure("", nodes.image(uri="_images/x.png", alt="_images/x.png"),
                           nodes.image(uri="y.png", alt="Two curves"), nodes.caption("", "The bound lies above."))
     caption_alt_text(figure)
@@ -437,7 +437,7 @@ def test_a_figure_without_alt_text_gets_its_caption():
 
 
 def test_pages_download_notebooks_and_name_their_toggles():
-    from lecturelib._sphinx_book import rewrite_page
+    from lecturelib.book.rendering import rewrite_page
     page = ('<a href="../_sources/chapters/01-bayes.ipynb" target="_blank"\n   class="btn">'
             '<details><summary><span class="toctree-toggle" role="presentation"><i></i></span></summary>'
             '<div role="list" class="citation-list"><div class="citation" id="id1" role="doc-biblioentry">')
@@ -448,7 +448,7 @@ def test_pages_download_notebooks_and_name_their_toggles():
 
 
 def test_withheld_solutions_are_the_only_ones_removed():
-    from lecturelib.grading.edition import strip_solution_blocks
+    from lecturelib.book.edition import strip_solution_blocks
     text = "Q\n\n```{solution} ex-a\nA\n```\n\n````{solution} ex-b\nB\n```python\nx\n```\n````\nend"
     assert strip_solution_blocks(text, {"ex-b"}) == "Q\n\n```{solution} ex-a\nA\n```\n\nend"
     assert strip_solution_blocks(text) == "Q\n\nend"

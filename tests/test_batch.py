@@ -20,10 +20,12 @@ import pytest
 from nbformat.v4 import new_code_cell
 
 from gradingtools import break_q3, cell_with, toy_solution, write_variant
-from lecturelib.grading import sandbox
-from lecturelib.grading.batch import grade_batch
+from lecturelib.grading.autograde import sandbox
+from lecturelib.grading.autograde.grade import Grader
+from lecturelib.grading.autograde.job import run_job
+from lecturelib.grading.gradebook.batch import grade_batch
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.sandbox import Limits
+from lecturelib.grading.autograde.sandbox import Limits
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and sandbox.sandbox_problem() is not None,
@@ -316,27 +318,24 @@ def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
     """What a worker is given: the notebook's code cells, the check expressions, the limits.
     Never the solution's answers (a rogue worker or a reader of the wire learns nothing it
     could not read from the student's own notebook), never the solution notebook."""
-    from lecturelib.grading import batch
+    from lecturelib.grading.gradebook import batch, workers
 
     root, expected = klass
     submitted = []
 
-    class Recording(batch._Executor):
+    class Recording(workers.Executor):
         def submit(self, fn, *args, **kwargs):
             submitted.append((fn, args, kwargs))
             return super().submit(fn, *args, **kwargs)
 
-    monkeypatch.setattr(batch, "_Executor", Recording)
+    monkeypatch.setattr(batch, "Executor", Recording)
     with Gradebook(tmp_path / "book.sqlite") as book:
         summary = grade_batch([root / "submissions" / "honest03.ipynb"], assignment="toy", gradebook=book,
                               solutions_dir=root / "solutions", limits=LIMITS, jobs=1, progress=False)
-        reference = batch.reference_run(root / "solutions" / "toy.ipynb",
-                                        batch.load_questions(nbformat.read(root / "solutions" / "toy.ipynb",
-                                                                           as_version=4)),
-                                        LIMITS, store=book)
+        reference = Grader("toy", solutions_dir=root / "solutions", limits=LIMITS).reference(store=book)
     assert summary.graded[0][1].score == 6
     (fn, args, kwargs), = submitted
-    assert fn is batch.run_job
+    assert fn is run_job
     cells, exprs, limits = args
     assert kwargs == {"sandbox": True} and limits == LIMITS
     assert exprs == {"q1": ["p0"], "q2": ["normalise([1, 3])", "normalise(np.random.default_rng(0).random(5))"],
@@ -354,8 +353,8 @@ def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
     ("tls://10.1.2.3:8786", "needs --tls-ca, --tls-cert, --tls-key"),
 ])
 def test_plain_or_unauthenticated_dask_addresses_are_refused(address, message):
-    from lecturelib.grading.batch import scheduler_security
-    from lecturelib.grading.notebook import GradingError
+    from lecturelib.grading.gradebook.workers import scheduler_security
+    from lecturelib.grading.core.notebook import GradingError
 
     with pytest.raises(GradingError, match=message):
         scheduler_security(address)

@@ -19,11 +19,11 @@ import pytest
 
 from gradingtools import break_q3, toy_solution, write_variant
 from test_batch import LIMITS
-from lecturelib.grading import sandbox
-from lecturelib.grading.batch import grade_batch, problem_of
+from lecturelib.grading.autograde import sandbox
+from lecturelib.grading.gradebook.batch import grade_batch, problem_of
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.notebook import MAX_NOTEBOOK_BYTES
-from lecturelib.grading.report import GradeReport, QuestionResult
+from lecturelib.grading.core.notebook import MAX_NOTEBOOK_BYTES
+from lecturelib.grading.core.report import GradeReport, QuestionResult
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("CI") and sandbox.sandbox_problem() is not None,

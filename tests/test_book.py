@@ -15,7 +15,7 @@ import pytest
 import yaml
 from html import unescape
 
-from lecturelib.grading.edition import SOLUTION_OPENING, strip_solution_blocks
+from lecturelib.book.edition import SOLUTION_OPENING, strip_solution_blocks
 from solutiontext import answer_code_lines, leaks_in, solution_block_lines, solution_lines
 
 # The student edition is the everyday tier's one book build; the instructor's is make test-all's.

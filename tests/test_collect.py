@@ -13,12 +13,12 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from lecturelib.grading import collect as col
+from lecturelib.grading.course import collect as col
 from lecturelib.grading.cli import main
-from lecturelib.grading.collect import collect, submission_times
+from lecturelib.grading.course.collect import collect, submission_times
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.notebook import GradingError
-from lecturelib.grading.roster import parse_roster, read_roster
+from lecturelib.grading.core.notebook import GradingError
+from lecturelib.grading.course.roster import parse_roster, read_roster
 
 UTC = datetime.timezone.utc
 DUE = datetime.datetime(2026, 10, 5, 23, 59, tzinfo=UTC)

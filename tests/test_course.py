@@ -8,11 +8,11 @@ import hashlib
 
 import pytest
 
-from lecturelib.grading.collect import Found, record_times
-from lecturelib.grading.course import outcomes, parse_course, with_late_section
+from lecturelib.grading.course.collect import Found, record_times
+from lecturelib.grading.course.policy import outcomes, parse_course, with_late_section
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.notebook import GradingError
-from lecturelib.grading.report import GradeReport, QuestionResult
+from lecturelib.grading.core.notebook import GradingError
+from lecturelib.grading.core.report import GradeReport, QuestionResult
 
 UTC = datetime.timezone.utc
 DUE = datetime.datetime(2026, 10, 5, 21, 59, tzinfo=UTC)  # 23:59 in Zurich (UTC+2)

@@ -16,16 +16,16 @@ import nbformat
 import pytest
 
 from gradingtools import break_q3, toy_solution
-from lecturelib.grading import sandbox
+from lecturelib.grading.autograde import sandbox
 from lecturelib.grading.cli import main
-from lecturelib.grading.collect import Found, record_times
-from lecturelib.grading.course import parse_course
-from lecturelib.grading.export import CANVAS_COLUMNS, export_grades
+from lecturelib.grading.course.collect import Found, record_times
+from lecturelib.grading.course.policy import parse_course
+from lecturelib.grading.course.export import CANVAS_COLUMNS, export_grades
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.notebook import GradingError
-from lecturelib.grading.report import GradeReport, QuestionResult
-from lecturelib.grading.roster import parse_roster
-from lecturelib.grading.summary import histogram, summary_page
+from lecturelib.grading.core.notebook import GradingError
+from lecturelib.grading.core.report import GradeReport, QuestionResult
+from lecturelib.grading.course.roster import parse_roster
+from lecturelib.grading.course.summary import histogram, summary_page
 
 UTC = datetime.timezone.utc
 ROSTER = ("id,name,sis_id,login,email,section\n"

@@ -19,8 +19,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from lecturelib.grading import compare, runner, sandbox
-from lecturelib.grading.notebook import Check, Question
+from lecturelib.grading.autograde import answers, compare, reference, sandbox, score
+from lecturelib.grading.core.notebook import Check, Question
 from test_sandbox import grade, hostile, scores, toy  # noqa: F401  (toy is a fixture)
 
 needs_sandbox = pytest.mark.skipif(sandbox.sandbox_problem() is not None,
@@ -30,7 +30,7 @@ LIMITS = sandbox.Limits(cell_timeout=10)
 EXPRS = {"q1": ["p0"], "q2": ["normalise([1, 3])", "normalise(np.ones(5))"]}
 QUESTIONS = [Question("q1", 2, (Check("p0"),)),
              Question("q2", 3, (Check("normalise([1, 3])"), Check("normalise(np.ones(5))")))]
-REFERENCE = runner.Reference("key", {"q1": [0.5], "q2": [np.array([0.25, 0.75]), np.full(5, 0.2)]})
+REFERENCE = reference.Reference("key", {"q1": [0.5], "q2": [np.array([0.25, 0.75]), np.full(5, 0.2)]})
 
 
 def forged(answers=None, errors=None, skipped=None) -> bytes:
@@ -40,8 +40,8 @@ def forged(answers=None, errors=None, skipped=None) -> bytes:
 
 
 def reasons(output: bytes, n_cells: int = 5) -> dict[str, str]:
-    run = runner.parse_output(output, EXPRS, n_cells, LIMITS)
-    return {r.id: r.reason for r in runner.score_questions(QUESTIONS, run, REFERENCE)}
+    run = answers.parse_output(output, EXPRS, n_cells, LIMITS)
+    return {r.id: r.reason for r in score.score_questions(QUESTIONS, run, REFERENCE)}
 
 
 # ------------------------------------------------------------- class 2: student text
@@ -69,7 +69,7 @@ def test_forged_error_codes_and_skipped_cells_get_fixed_reasons():
     got = reasons(output)
     assert got == {"q1": "could not be evaluated", "q2": "could not be evaluated"}
     assert reasons(forged({"q1": [1, 2]}))["q1"] == "the answer could not be read back from the notebook"
-    run = runner.parse_output(output, EXPRS, 5, LIMITS)
+    run = answers.parse_output(output, EXPRS, 5, LIMITS)
     assert [why for _, why in run.skipped_cells] == ["could not be evaluated", "could not be evaluated",
                                                       f"ran longer than {LIMITS.cell_timeout} s"]
     assert [i for i, _ in run.skipped_cells] == [0, 1, 2]
@@ -109,7 +109,8 @@ PATHOLOGICAL = r'''
 import resource
 resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
-from lecturelib.grading import runner, safejson, sandbox
+from lecturelib.grading.autograde import answers, sandbox
+from lecturelib.grading.core import safejson
 MB = 2**20
 cases = {
     "unclosed string of escaped quotes": b'{"answers": "' + b'\\"' * (4 * MB),
@@ -125,7 +126,7 @@ cases = {
     "many arrays": b'{"answers": {"q1": [{"ok": true, "value": {"list": [' + b'{"ndarray": [], "shape": [0], "kind": "f"},' * 10**5 + b'0]}}]}}',
 }
 for name, data in cases.items():
-    run = runner.parse_output(data, {"q1": ["x"]}, 3, sandbox.Limits())
+    run = answers.parse_output(data, {"q1": ["x"]}, 3, sandbox.Limits())
     assert list(run.question_errors) == ["q1"] or list(run.answers) == ["q1"], name
     print(name, flush=True)
 print("done")
@@ -144,7 +145,7 @@ def test_pathological_outputs_are_parsed_or_refused_within_a_budget():
 
 def post_reason(post, got, want):
     q = Question("q9", 1, (Check("f()", post=post),))
-    return runner._compare_check(q, q.checks[0], 0, runner.Answer(True, got), want)
+    return score._compare_check(q, q.checks[0], 0, answers.Answer(True, got), want)
 
 
 def test_post_never_runs_on_an_answer_of_another_shape(monkeypatch, tmp_path):

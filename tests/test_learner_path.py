@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lecturelib.grading.edition import readme_section
+from lecturelib.book.edition import readme_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBCOMMANDS = {"check", "assign", "grade", "gradebook", "collect"}

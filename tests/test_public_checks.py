@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 from lecturelib.checks import CheckResult, PublicChecks, format_results
-from lecturelib.grading.notebook import load_questions, read_notebook
-from lecturelib.grading.selfcheck import self_check
+from lecturelib.grading.core.notebook import load_questions, read_notebook
+from lecturelib.grading.autograde.selfcheck import self_check
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))

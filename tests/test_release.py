@@ -15,6 +15,7 @@ from __future__ import annotations
 import filecmp
 import importlib.util
 import os
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -148,7 +149,7 @@ def clone(tmp_path):
     proc = subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(where)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    paths = [".gitignore", "README.md", "course.mk", "requirements.txt", "pyproject.toml", "_config.yml",
+    paths = [".gitignore", "README.md", "Makefile", "course.mk", "requirements.txt", "pyproject.toml", "_config.yml",
              "_toc.yml", "intro.md", "howto.md", "notation.md", "bibliography.md", "genindex.md",
              "references.bib", "benchmarks/results.json", "benchmarks/table1.json", "lecturelib",
              "exercises", "solutions", "reference", "_static", "chapters", "tools"]
@@ -183,15 +184,47 @@ def test_release_refuses_a_working_tree_that_differs_from_the_commit(clone, tmp_
     assert "exercises/01-bayes.ipynb" in message and "exercises/scratch.ipynb" in message
     assert not (tmp_path / "out" / f"{NAME}.zip").exists()
 
-    # the checkpoint alone (ignored by git) is not shipped: the release is the commit's
+    # the checkpoint alone (ignored by git) is refused too: the book is built from the working tree
     subprocess.run(["git", "-C", str(course), "checkout", "--quiet", "HEAD", "--", "exercises"], check=True)
     os.unlink(course / "exercises" / "scratch.ipynb")
+    with pytest.raises(SystemExit) as refused:
+        release.write_release(tmp_path / "out", html)
+    message = str(refused.value)
+    assert message.startswith("release: ") and "\n" not in message
+    assert "exercises/.ipynb_checkpoints" in message
+
+    shutil.rmtree(checkpoints)
     folder = release.write_release(tmp_path / "out", html)
     with zipfile.ZipFile(tmp_path / "out" / f"{NAME}.zip") as archive:
         assert not [n for n in archive.namelist() if ".ipynb_checkpoints" in n]
         assert f"{NAME}/exercises/01-bayes.ipynb" in archive.namelist()
     assert (folder / "exercises" / "01-bayes.ipynb").read_bytes() == (
         course / "exercises" / "01-bayes.ipynb").read_bytes()
+
+
+def make_release(course: Path, out: Path):
+    """``make release`` as the README spells it, in ``course``, with this checkout's .venv
+    (``-o``: never rebuilt there)."""
+    return run(["make", "-o", ".venv/.installed", "release", f"BIN={ROOT / '.venv' / 'bin'}",
+                f"RELEASE={out}"], course, timeout=300)
+
+
+@pytest.mark.parametrize("planted", ["answered exercise", "checkpoint"])
+def test_make_release_refuses_in_one_line_before_building_anything(clone, tmp_path, planted):
+    release, course, html = clone
+    exercise = course / "exercises" / "01-bayes.ipynb"
+    if planted == "checkpoint":
+        (course / "exercises" / ".ipynb_checkpoints").mkdir()
+        shutil.copy(exercise, course / "exercises" / ".ipynb_checkpoints" / "01-bayes-checkpoint.ipynb")
+    else:
+        answer(exercise)
+    proc = make_release(course, tmp_path / "out")
+    assert proc.returncode != 0
+    refusals = [line for line in proc.stderr.splitlines() if line.startswith("release: ")]
+    assert len(refusals) == 1, proc.stderr
+    assert ("exercises/01-bayes.ipynb" if planted != "checkpoint" else "exercises/.ipynb_checkpoints") in refusals[0]
+    assert "Traceback" not in proc.stderr and "jupyter-book" not in proc.stdout
+    assert not (course / "_build").exists() and not (tmp_path / "out").exists()
 
 
 def test_release_refuses_committed_exercises_that_assign_would_not_write(clone, tmp_path):

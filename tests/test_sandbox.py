@@ -31,7 +31,8 @@ from nbformat.v4 import new_code_cell
 import lecturelib
 from gradingtools import break_q3, cell_with, toy_solution, write_variant
 from lecturelib import grading
-from lecturelib.grading import report, safejson, sandbox
+from lecturelib.grading.autograde import sandbox
+from lecturelib.grading.core import report, safejson
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = secrets.token_hex(8)  # marks every process an attack starts

@@ -25,7 +25,8 @@ from nbformat.v4 import new_code_cell
 
 from gradingtools import break_q3, cell_with, toy_solution, write_variant
 from lecturelib import grading
-from lecturelib.grading import compare, safejson, sandbox
+from lecturelib.grading.autograde import compare, sandbox
+from lecturelib.grading.core import safejson
 
 import nbformat
 
@@ -229,10 +230,10 @@ def test_a_post_that_runs_too_long_fails_that_check_only(monkeypatch):
 
 def test_the_parse_of_a_notebooks_answers_runs_within_a_budget(monkeypatch):
     """The driver's output is parsed in a forked child with an address-space and a time
-    budget (:mod:`lecturelib.grading.budget`): past either, every question says so in the
+    budget (:mod:`lecturelib.grading.autograde.budget`): past either, every question says so in the
     grader's words, and the grader's own memory does not grow.  Within it, the same
     answers as a parse in the process."""
-    from lecturelib.grading import budget, runner
+    from lecturelib.grading.autograde import answers, budget
 
     exprs = {"q1": ["a"], "q2": ["b"]}
     values = list(range(100_000))
@@ -240,8 +241,8 @@ def test_the_parse_of_a_notebooks_answers_runs_within_a_budget(monkeypatch):
     output = json.dumps({"answers": {"q1": [{"ok": True, "value": array}],
                                      "q2": [{"ok": True, "value": 2.5}]}}).encode()
     limits = sandbox.Limits()
-    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
-    direct = runner.parse_output(output, exprs, 3, limits)
+    run = answers.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    direct = answers.parse_output(output, exprs, 3, limits)
     assert run.question_errors == direct.question_errors == {}
     assert run.answers["q2"][0].value == 2.5
     np.testing.assert_array_equal(run.answers["q1"][0].value, direct.answers["q1"][0].value)
@@ -255,14 +256,14 @@ def test_the_parse_of_a_notebooks_answers_runs_within_a_budget(monkeypatch):
                       budget.OverBudget)
     # ... and the parse goes through it: a parse that needs more, or takes longer, than its
     # budget leaves every question with the grader's reason.
-    monkeypatch.setattr(runner, "parse_output", lambda *args: np.ones(2**26))
-    monkeypatch.setattr(runner, "PARSE_MEMORY_MB", 16)
-    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
-    assert run.answers == {} and set(run.question_errors.values()) == {runner.PARSE_OVER_BUDGET}
-    monkeypatch.setattr(runner, "parse_output", lambda *args: time.sleep(5))
-    monkeypatch.setattr(runner, "PARSE_TIMEOUT", 0.2)
-    run = runner.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
-    assert set(run.question_errors.values()) == {runner.PARSE_OVER_BUDGET}
+    monkeypatch.setattr(answers, "parse_output", lambda *args: np.ones(2**26))
+    monkeypatch.setattr(answers, "PARSE_MEMORY_MB", 16)
+    run = answers.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    assert run.answers == {} and set(run.question_errors.values()) == {answers.PARSE_OVER_BUDGET}
+    monkeypatch.setattr(answers, "parse_output", lambda *args: time.sleep(5))
+    monkeypatch.setattr(answers, "PARSE_TIMEOUT", 0.2)
+    run = answers.run_from_outcome(sandbox.Outcome(output), exprs, 3, limits)
+    assert set(run.question_errors.values()) == {answers.PARSE_OVER_BUDGET}
 
 
 def test_a_post_error_is_still_the_wrong_form():

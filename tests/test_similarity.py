@@ -16,8 +16,8 @@ from nbformat.v4 import new_code_cell
 from gradingtools import question, toy_solution
 from lecturelib.grading.cli import main
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.report import GradeReport, QuestionResult
-from lecturelib.grading.similarity import fingerprint, screen
+from lecturelib.grading.core.report import GradeReport, QuestionResult
+from lecturelib.grading.course.similarity import fingerprint, screen
 
 GIVEN = ("import numpy as np\nrng = np.random.default_rng(0)\nX = rng.normal(size=(50, 3))\n"
          "y = (X[:, 0] > 0).astype(int)\n")

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from lecturelib import grading
-from lecturelib.grading import manual
+from lecturelib.grading.gradebook import manual
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.report import GradeReport, QuestionResult
+from lecturelib.grading.core.report import GradeReport, QuestionResult
 from test_book import launched_chromium
 from test_written import QUESTIONS
 

@@ -19,11 +19,13 @@ from nbformat.v4 import new_markdown_cell
 
 from gradingtools import course_of, toy_solution
 from lecturelib import grading
-from lecturelib.grading import manual
+from lecturelib.grading.gradebook import manual
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.notebook import MAX_ANSWER_CHARS, written_answer
-from lecturelib.grading.report import GradeReport, QuestionResult
-from lecturelib.grading.runner import Answer, Reference, Run, score_questions
+from lecturelib.grading.core.notebook import MAX_ANSWER_CHARS, written_answer
+from lecturelib.grading.core.report import GradeReport, QuestionResult
+from lecturelib.grading.autograde.answers import Answer, Run
+from lecturelib.grading.autograde.reference import Reference
+from lecturelib.grading.autograde.score import score_questions
 
 MODEL = "The log posterior is $(a-1)\\log q + (b-1)\\log(1-q)$; its derivative vanishes at the MAP."
 RUBRIC = [
@@ -329,7 +331,7 @@ def test_cli_export_refuses_pending_and_feedback_command(book, tmp_path, capsys)
 
 
 def test_check_reports_whether_each_written_answer_is_present(toy):
-    from lecturelib.grading.selfcheck import self_check
+    from lecturelib.grading.autograde.selfcheck import self_check
 
     untouched = self_check(toy / "exercises" / "toy.ipynb", cell_timeout=20)
     assert untouched.written == {"q4": "empty"} and not untouched.passed

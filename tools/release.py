@@ -1,6 +1,7 @@
 """Write the student edition of the course: a folder and a zip, with no solution anywhere.
 
 Usage: python tools/release.py OUTDIR [BOOK]   (``make release``; run after ``make book``)
+       python tools/release.py --check         (every refusal below, before the book is built)
 
 BOOK is the rendered student book to ship (default ``_build/html``, where ``make book``
 writes it; ``make release BOOK_HTML=DIR`` ships a book built elsewhere, as the tests do).
@@ -15,8 +16,8 @@ the benchmark scripts or the instructor's tools; of ``benchmarks/`` it holds onl
 result files that pages print (appendix B and chapter 12 read them).
 
 It is built from the committed state (``git archive HEAD``), never from the working tree,
-and refused, with one line, when a shipped path has uncommitted changes or untracked
-files (an exercise tried in JupyterLab, say), or when the committed ``exercises/`` is not
+and refused, with one line, when a shipped path has uncommitted changes, untracked
+files or JupyterLab checkpoints (an exercise tried in JupyterLab, say), or when the committed ``exercises/`` is not
 what ``lecturelib assign`` writes from the committed ``solutions/``.  Files git ignores
 (``.ipynb_checkpoints/``, ``__pycache__/``) are never shipped.
 """
@@ -32,8 +33,9 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from lecturelib.grading.edition import readme_section, withheld_solutions, write_student_notebook
-from lecturelib.grading.notebook import GradingError, assign
+from lecturelib.book.edition import readme_section, withheld_solutions, write_student_notebook
+from lecturelib.grading.core.exercise import assign
+from lecturelib.grading.core.notebook import GradingError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,14 +65,26 @@ def _listed(paths, limit=8) -> str:
     return ", ".join(paths[:limit]) + more
 
 
-def committed_sources(root: Path, into: Path) -> Path:
-    """The committed state of :data:`SOURCES` unpacked in ``into``; refused (``SystemExit``,
-    one line) when the working tree differs from it there, or exercises/ is stale."""
+def check_working_tree(root: Path) -> None:
+    """Refuse (``SystemExit``, one line) a working tree that differs from the commit in a
+    shipped path, or holds JupyterLab checkpoints there: the book is built from the working
+    tree, so it would not be the commit's book (``make release`` calls this first)."""
     status = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *SOURCES)
     changed = [entry[3:].decode(errors="replace") for entry in status.split(b"\0") if entry[2:3] == b" "]
     if changed:
         raise SystemExit(f"release: uncommitted changes or untracked files in shipped paths "
                          f"(commit or remove them; the release is the commit): {_listed(changed)}")
+    checkpoints = [path.relative_to(root).as_posix() for folder in FOLDERS
+                   for path in (root / folder).rglob(".ipynb_checkpoints") if path.is_dir()]
+    if checkpoints:
+        raise SystemExit(f"release: JupyterLab checkpoints in shipped folders (copies of notebooks "
+                         f"worked on in this checkout; remove them): {_listed(checkpoints)}")
+
+
+def committed_sources(root: Path, into: Path) -> Path:
+    """The committed state of :data:`SOURCES` unpacked in ``into``; refused (``SystemExit``,
+    one line) by :func:`check_working_tree`, or when exercises/ is stale."""
+    check_working_tree(root)
     archive = _git(root, "archive", "--format=tar", "HEAD", "--", *SOURCES)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
@@ -143,10 +157,19 @@ def _write(src: Path, out: Path, html: Path) -> Path:
     return target
 
 
+def check_only() -> None:
+    """``--check``: every refusal of the release, before anything is built."""
+    with tempfile.TemporaryDirectory(prefix="release-check-") as scratch:
+        committed_sources(ROOT, Path(scratch))
+
+
 if __name__ == "__main__":
     if len(sys.argv) not in (2, 3):
         raise SystemExit(__doc__)
     try:
+        if sys.argv[1] == "--check":
+            check_only()
+            raise SystemExit(0)
         write_release(Path(sys.argv[1]), Path(sys.argv[2]) if len(sys.argv) == 3 else ROOT / "_build" / "html")
     except GradingError as exc:
         raise SystemExit(f"release: {exc}") from None

@@ -1,27 +1,29 @@
 """Exercise generator and grader behind the ``lecturelib`` command (chapter pages: "Exercises").
 
-A small package, one concern per module:
+One subpackage per concern; imports run one way, from the command line down to ``core``
+(each subpackage's docstring says what it owns and what it may import; CONTRIBUTING has
+the map):
 
-- :mod:`.notebook`: reading notebooks safely, the grading spec, ``lecturelib assign``;
-- :mod:`.sandbox`: the bubblewrap sandbox and its resource limits;
-- :mod:`.inside`: the driver that runs a notebook inside the sandbox;
-- :mod:`.safejson` and :mod:`.compare`: reading the answers as plain data and comparing them;
-- :mod:`.runner`: grading one submission; :mod:`.report`: tables, JSON and feedback;
-- :mod:`.gradebook` and :mod:`.batch`: a class at once, into a SQLite gradebook;
-- :mod:`.manual`: grading by people (rubric grades of written answers, overrides, the
-  audit trail) and :mod:`.webapp`, the instructors' grading app on top of it;
-- :mod:`.collect`, :mod:`.roster`, :mod:`.course`, :mod:`.export`, :mod:`.similarity` and
-  :mod:`.summary`: running a course (LMS downloads in, deadlines and late policy, LMS grade
-  files out, similarity screening, the summary page; commands in :mod:`.coursecmd`);
-- :mod:`.cli`: the command line.
+- :mod:`.core`: the exercise notebook's format (reading notebooks safely, questions,
+  checks, rubrics, ``lecturelib assign``), the grade report, submission files;
+- :mod:`.autograde`: running one notebook in the sandbox and scoring it;
+- :mod:`.gradebook`: the SQLite gradebook, grading by people, a class at once;
+- :mod:`.course`: running a course (LMS downloads, roster, late policy, exports,
+  summary, similarity screening);
+- :mod:`.webapp`: the instructors' grading app;
+- :mod:`.cli`: the ``lecturelib`` command line.
+
+The names below are the public API of the package; the command line and its JSON are
+the other public interface.
 """
 
+from .autograde.grade import grade
+from .autograde.sandbox import Limits, SandboxUnavailable
 from .cli import main
-from .notebook import (ANSWER_PROMPT, Check, GradingError, PublicCheck, Question, RubricItem,
-                       assign, load_questions, make_exercise, read_notebook)
-from .report import GradeReport, QuestionResult
-from .runner import grade
-from .sandbox import Limits, SandboxUnavailable
+from .core.exercise import assign, make_exercise
+from .core.notebook import (ANSWER_PROMPT, Check, GradingError, PublicCheck, Question, RubricItem,
+                            load_questions, read_notebook)
+from .core.report import GradeReport, QuestionResult
 
 __all__ = [
     "ANSWER_PROMPT",

@@ -4,6 +4,9 @@ Rubric grading of written answers question by question, overrides of automatic s
 the class's results and the audit trail, on a local Tornado server with a random token.
 See :mod:`.app` for the security model and :mod:`.render` for how answers are shown.
 The student edition of the course ships without this package.
+
+May import: ``lecturelib.grading.core``, ``lecturelib.grading.gradebook``,
+``lecturelib.grading.course``.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import secrets
 import socket
 import sys
 
-from ..notebook import GradingError
+from ..core.notebook import GradingError
 
 __all__ = ["serve", "start"]
 

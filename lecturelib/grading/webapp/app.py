@@ -31,9 +31,9 @@ from urllib.parse import urlsplit
 import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from .. import manual
-from ..gradebook import Gradebook
-from ..notebook import GradingError
+from ..core.notebook import GradingError
+from ..gradebook import manual
+from ..gradebook.store import Gradebook
 from .render import render_answer
 
 HERE = Path(__file__).resolve().parent

@@ -39,8 +39,9 @@ import zipfile
 import zoneinfo
 from pathlib import Path
 
-from .batch import NAME, NAME_RULE, SKIPPED, Candidate, Unreadable, display, read_submission
-from .notebook import MAX_NOTEBOOK_BYTES, GradingError, check_assignment_name
+from ..core.notebook import MAX_NOTEBOOK_BYTES, GradingError, check_assignment_name
+from ..core.submissions import (NAME, NAME_RULE, SKIPPED, Candidate, Unreadable, display,
+                               read_submission)
 from .roster import Roster
 
 MAX_ZIP_BYTES = 4 * 2**30

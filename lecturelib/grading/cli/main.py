@@ -10,7 +10,7 @@
     lecturelib gradebook feedback --assignment NAME [--gradebook FILE] [--output DIR]
     lecturelib gradebook serve --gradebook FILE [--port N] [--host 127.0.0.1] [--anonymous]
 
-and the course operations of :mod:`.coursecmd` (``collect``, ``gradebook export --format
+and the course operations of :mod:`.course` (``collect``, ``gradebook export --format
 canvas|moodle``, ``gradebook late``, ``gradebook similarity``, ``gradebook summary``).
 
 Every error is one line on standard error (``lecturelib: error: ...``) and exit status 2;
@@ -24,14 +24,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from .batch import grade_batch
-from .coursecmd import add_course_commands, handles, run_collect, run_gradebook_action
-from .gradebook import Gradebook
-from .notebook import GradingError, assign
-from .report import fmt, plain, write_atomic, write_json
-from .runner import grade
-from .sandbox import Limits
-from .selfcheck import self_check
+from ..autograde.grade import grade
+from ..autograde.sandbox import Limits
+from ..autograde.selfcheck import self_check
+from ..core.exercise import assign
+from ..core.notebook import GradingError
+from ..core.report import fmt, plain, write_atomic, write_json
+from ..gradebook.batch import grade_batch
+from ..gradebook.store import Gradebook
+from .course import add_course_commands, handles, run_collect, run_gradebook_action
 
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
 
@@ -218,7 +219,7 @@ def _gradebook(args) -> int:
 
 
 def _feedback(args) -> int:
-    from .manual import write_feedback
+    from ..gradebook.manual import write_feedback
 
     with Gradebook(args.gradebook) as book:
         folder = Path(args.output) if args.output else book.path.parent / "feedback" / args.assignment
@@ -234,7 +235,7 @@ def _serve(args) -> int:
         raise GradingError("the grading app is not part of this edition of the course "
                            "(it is the instructors' tool)")
     try:
-        from .webapp import serve
+        from ..webapp import serve
     except ImportError as exc:
         raise GradingError(f"the grading app needs the package {exc.name!r}: install "
                            "requirements.txt") from None

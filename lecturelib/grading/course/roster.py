@@ -29,9 +29,9 @@ import io
 import re
 from pathlib import Path
 
-from .batch import NAME, NAME_RULE, Candidate, Unreadable, display, read_submission
-from .notebook import GradingError
-from .report import plain
+from ..core.notebook import GradingError
+from ..core.report import plain
+from ..core.submissions import NAME, NAME_RULE, Candidate, Unreadable, display, read_submission
 
 PARTICIPANT = re.compile(r"^Participant (\d{1,20})$")  # Moodle's grading worksheet
 MAX_ROSTER_BYTES = 16 * 2**20

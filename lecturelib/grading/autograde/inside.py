@@ -42,7 +42,7 @@ MAX_ANSWER_CHARS = 4_000_000
 MAX_MESSAGE_BYTES = 64 * 2**20
 
 # Defined in the kernel after the notebook ran.  It turns each value into the plain JSON
-# schema of lecturelib.grading.safejson; anything else is refused.
+# schema of lecturelib.grading.core.safejson; anything else is refused.
 EXTRACT = r'''
 def __lecturelib_extract(exprs, marker, namespace):
     import json, numbers

@@ -49,10 +49,10 @@ from pathlib import Path
 
 import psutil
 
-from .notebook import GradingError
+from ..core.notebook import GradingError
 
-INSIDE = Path(__file__).with_name("inside.py")
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the lecturelib package
+INSIDE = Path(__file__).resolve().with_name("inside.py")
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # the lecturelib package
 SANDBOX_LIB = "/opt/lecturelib"  # where lecturelib is mounted in the sandbox
 HOME = "/tmp/home"
 WORKDIR = "/tmp/work"
@@ -160,7 +160,7 @@ def bwrap_arguments(limits: Limits, stage: dict[str, str] | None = None,
 
 
 def driver_command() -> list[str]:
-    return [sys.executable, "-I", "-B", f"{SANDBOX_LIB}/lecturelib/grading/{INSIDE.name}"]
+    return [sys.executable, "-I", "-B", f"{SANDBOX_LIB}/lecturelib/{INSIDE.relative_to(PACKAGE_DIR).as_posix()}"]
 
 
 # --------------------------------------------------------------------------------------

@@ -35,8 +35,9 @@ import re
 import sqlite3
 from pathlib import Path
 
-from .notebook import GradingError
-from .report import GradeReport
+from ..core.notebook import GradingError
+from ..core.report import GradeReport
+from . import manual
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS submissions (
@@ -84,7 +85,6 @@ class Gradebook:
                 for column, kind in RESULT_COLUMNS.items():
                     if column not in have:
                         self.db.execute(f"ALTER TABLE results ADD COLUMN {column} {kind}")
-            from . import manual  # its tables sit beside these; it imports nothing from here
             manual.create_tables(self.db)
         except sqlite3.DatabaseError as exc:
             raise GradingError(f"{self.path} is not a gradebook (SQLite said: {exc})") from None
@@ -140,18 +140,16 @@ class Gradebook:
         """student -> question -> points, for one assignment, counting manual grades
         (a person's rubric grade of a written answer, an override of a check's score).
         A written answer still pending counts 0 here; see :meth:`pending`."""
-        from .manual import effective_results
 
         table: dict[str, dict[str, float]] = {}
-        for row in effective_results(self.db, assignment):
+        for row in manual.effective_results(self.db, assignment):
             table.setdefault(row["student"], {})[row["question"]] = row["points"]
         return table
 
     def pending(self, assignment: str) -> set[tuple[str, str]]:
         """``(student, question)`` of the written answers no person has graded yet."""
-        from .manual import effective_results
 
-        return {(row["student"], row["question"]) for row in effective_results(self.db, assignment)
+        return {(row["student"], row["question"]) for row in manual.effective_results(self.db, assignment)
                 if row["pending"]}
 
     def questions(self, assignment: str) -> list[str]:
@@ -186,11 +184,11 @@ class Gradebook:
                                "--allow-pending to export them as 'pending')")
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
-        writer.writerow(["student", *map(_csv_safe, questions), "total"])
+        writer.writerow(["student", *map(csv_safe, questions), "total"])
         for student, points in sorted(self.scores(assignment).items()):
             row = [points.get(q, 0.0) for q in questions]
-            cells = ["pending" if (student, q) in pending else _number(p) for q, p in zip(questions, row)]
-            writer.writerow([_csv_safe(student), *cells, _number(sum(row))])
+            cells = ["pending" if (student, q) in pending else csv_number(p) for q, p in zip(questions, row)]
+            writer.writerow([csv_safe(student), *cells, csv_number(sum(row))])
         return out.getvalue()
 
 
@@ -199,7 +197,7 @@ def _natural(qid: str):
     return (int(digits) if digits else 0, qid)
 
 
-def _number(x: float) -> str:
+def csv_number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
@@ -207,7 +205,7 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 AFTER_SEPARATOR = re.compile(r"([,;\t|]\s*)(?=[=+\-@])")
 
 
-def _csv_safe(text: str) -> str:
+def csv_safe(text: str) -> str:
     """A cell a spreadsheet will not run as a formula, on one line: line breaks become
     spaces, and a cell starting like a formula gets a leading apostrophe, as does what
     follows a separator a spreadsheet may split on (``, ; | tab``)."""

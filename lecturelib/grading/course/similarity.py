@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .batch import Candidate, Unreadable, read_submission
-from .notebook import GradingError, make_exercise, read_notebook
-from .report import plain
-from .safejson import PayloadError, check_depth
+from ..core.exercise import make_exercise
+from ..core.notebook import GradingError, read_notebook
+from ..core.report import plain
+from ..core.safejson import PayloadError, check_depth
+from ..core.submissions import Candidate, Unreadable, read_submission
 
 K = 25            # tokens per fingerprint (copydetect's noise threshold)
 WINDOW = 6        # winnowing window: every match of K + WINDOW - 1 tokens is found

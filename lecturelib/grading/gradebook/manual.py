@@ -35,8 +35,9 @@ import math
 import re
 import sqlite3
 
-from .notebook import GradingError, RUBRIC_ID
-from .report import GradeReport, QuestionResult, plain
+from ..core.notebook import RUBRIC_ID, GradingError
+from ..core.report import GradeReport, QuestionResult, plain, write_atomic
+from ..core.submissions import feedback_path
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rubric_items (
@@ -430,8 +431,6 @@ def write_feedback(book, assignment: str, folder) -> list:
     gradebook ``book``, manual grades included; return the Markdown files' paths."""
     from pathlib import Path
 
-    from .batch import feedback_path
-    from .report import write_atomic
 
     folder = Path(folder)
     try:

@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 from docutils import nodes
 
-from .notebook import BEGIN, GradingError
+from ..grading.core.notebook import BEGIN, GradingError
 
 SOLUTION_OPENING = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution\}")
 

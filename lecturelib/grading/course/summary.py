@@ -12,9 +12,9 @@ from __future__ import annotations
 import html
 import statistics
 
-from .course import Course, outcomes
-from .notebook import GradingError
-from .report import fmt, plain
+from ..core.notebook import GradingError
+from ..core.report import fmt, plain
+from .policy import Course, outcomes
 from .roster import Roster
 
 BINS = 10

@@ -17,8 +17,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from ..checks import CheckResult, checks_in_metadata, format_results
-from .notebook import (MAX_ANSWER_CHARS, GradingError, load_questions, notebook_assignment,
+from ...checks import CheckResult, checks_in_metadata, format_results
+from ..core.notebook import (MAX_ANSWER_CHARS, GradingError, load_questions, notebook_assignment,
                        question_id, read_notebook, written_answer)
 
 MARKER = "@@lecturelib-public-checks@@"

@@ -18,10 +18,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .batch import display, feedback_path
-from .gradebook import Gradebook
-from .notebook import GradingError, check_assignment_name
-from .report import fmt, plain, write_atomic
+from ..core.notebook import GradingError, check_assignment_name
+from ..core.report import fmt, plain, write_atomic
+from ..core.submissions import display, feedback_path
+from ..gradebook.store import Gradebook
 
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
 ACTIONS = ("late", "similarity", "summary")
@@ -84,19 +84,19 @@ def handles(args) -> bool:
 
 
 def _roster(args):
-    from .roster import read_roster
+    from ..course.roster import read_roster
 
     return read_roster(args.roster) if getattr(args, "roster", None) else None
 
 
 def _course(args):
-    from .course import read_course
+    from ..course.policy import read_course
 
     return read_course(args.course) if getattr(args, "course", None) else None
 
 
 def run_collect(args) -> int:
-    from .collect import collect
+    from ..course.collect import collect
 
     check_assignment_name(args.assignment)
     if not Path(args.download).exists():
@@ -139,7 +139,7 @@ def _write(args, text: str, default: Path | None = None) -> None:
 
 
 def _export(args, book) -> int:
-    from .export import export_grades
+    from ..course.export import export_grades
 
     roster = _roster(args)
     text = export_grades(book, args.format, roster=roster, course=_course(args),
@@ -156,7 +156,7 @@ def _export(args, book) -> int:
 
 
 def _late(args, book) -> int:
-    from .course import outcomes, read_course, with_late_section
+    from ..course.policy import outcomes, read_course, with_late_section
 
     course = read_course(args.course)
     if args.assignment not in course.assignments:
@@ -185,8 +185,8 @@ def _late(args, book) -> int:
 
 
 def _similarity(args, book) -> int:
-    from .runner import solution_for
-    from .similarity import (default_report_path, exercise_boilerplate, gradebook_codes,
+    from ..autograde.reference import solution_for
+    from ..course.similarity import (default_report_path, exercise_boilerplate, gradebook_codes,
                              html_report, screen)
 
     codes, unread = gradebook_codes(book, args.assignment)
@@ -202,7 +202,7 @@ def _similarity(args, book) -> int:
 
 
 def _summary(args, book) -> int:
-    from .summary import summary_page
+    from ..course.summary import summary_page
 
     page = summary_page(book, args.assignment, roster=_roster(args), course=_course(args))
     _write(args, page, book.path.parent / "reports" / f"{args.assignment}-summary.html")

@@ -183,7 +183,7 @@ _BLOCK_END = re.compile(r"</(p|div|li|dt|dd|tr|td|th|h[1-6]|pre|table|figure|blo
 _TAG = re.compile(r"<(?!section id=|/section>)[^>]*>")
 
 _SUMMARIES_JS = """\
-/* The search page's snippets, for a book opened from disk (written by lecturelib._sphinx_book).
+/* The search page's snippets, for a book opened from disk (written by lecturelib.book.rendering).
    Sphinx's searchtools.js fetches each hit's page to cut a snippet from it; browsers refuse
    fetch() for file:// pages.  Requests for the book's own pages are answered from the text
    of each page's article below (sections kept, so a hit's anchor finds its section). */

@@ -15,8 +15,8 @@ import numbers
 
 import numpy as np
 
+from ..core.safejson import SetAnswer
 from .budget import OverBudget, run_in_budget
-from .safejson import SetAnswer
 
 
 class Mismatch(Exception):

@@ -25,9 +25,9 @@ from __future__ import annotations
 import csv
 import io
 
-from .course import Course, outcomes
-from .gradebook import _csv_safe, _number
-from .notebook import GradingError
+from ..core.notebook import GradingError
+from ..gradebook.store import csv_number, csv_safe
+from .policy import Course, outcomes
 from .roster import Roster, Student
 
 FORMATS = ("canvas", "moodle", "csv")
@@ -53,7 +53,7 @@ def _students(roster: Roster | None, graded: set[str]) -> list[Student]:
 
 
 def _cell(value) -> str:
-    return "" if value is None else _number(value)
+    return "" if value is None else csv_number(value)
 
 
 def export_grades(book, fmt: str, *, roster: Roster | None = None, course: Course | None = None,
@@ -81,21 +81,21 @@ def export_grades(book, fmt: str, *, roster: Roster | None = None, course: Cours
         values = {o.points_possible for o in results[a].values()}
         if len(values) > 1:
             raise GradingError(f"assignment {a!r}: the gradebook's rows have different totals "
-                               f"({', '.join(map(_number, sorted(values)))}); regrade them or set "
+                               f"({', '.join(map(csv_number, sorted(values)))}); regrade them or set "
                                "'points' in the course file")
         possible.append(values.pop())
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
 
     def row(cells):
-        writer.writerow([_csv_safe(c) for c in cells])
+        writer.writerow([csv_safe(c) for c in cells])
 
     def scores(s: Student):
         return [_cell(results[a][s.id].lms_score if s.id in results[a] else None) for a in names]
 
     if fmt == "canvas":
         row([*CANVAS_COLUMNS, *titles])
-        row(["Points Possible", "", "", "", "", *map(_number, possible)])
+        row(["Points Possible", "", "", "", "", *map(csv_number, possible)])
         for s in students:
             row([s.name, s.id, s.sis_id, s.login, s.section, *scores(s)])
     elif fmt == "moodle":

@@ -42,10 +42,10 @@ import math
 import tomllib
 from pathlib import Path
 
-from .batch import NAME, display
+from ..core.notebook import ASSIGNMENT_NAME, GradingError
+from ..core.report import fmt
+from ..core.submissions import NAME, display
 from .collect import SubmissionTime, submission_times, time_zone
-from .notebook import ASSIGNMENT_NAME, GradingError
-from .report import fmt
 
 UTC = datetime.timezone.utc
 MAX_COURSE_BYTES = 2**20

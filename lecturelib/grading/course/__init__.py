@@ -1,0 +1,8 @@
+"""Running a course: LMS downloads in, deadlines and late policy, LMS grade files out.
+
+Owns: ``lecturelib collect`` (:mod:`.collect`), the roster (:mod:`.roster`), the course
+file and its late policy (:mod:`.policy`), grade exports (:mod:`.export`), the summary
+page (:mod:`.summary`) and similarity screening (:mod:`.similarity`).
+
+May import: ``lecturelib.grading.core``, ``lecturelib.grading.gradebook``.
+"""
