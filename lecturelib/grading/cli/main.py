@@ -32,6 +32,7 @@ from ..core.notebook import GradingError
 from ..core.report import fmt, plain, write_atomic, write_json
 from ..gradebook.batch import grade_batch
 from ..gradebook.store import Gradebook
+from . import review
 from .course import add_course_commands, handles, run_collect, run_gradebook_action
 
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
@@ -119,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="address to listen on (default 127.0.0.1: this machine only)")
     s.add_argument("--anonymous", action="store_true", help="hide the students' names while grading")
     add_course_commands(sub, gsub)
+    review.add_review_commands(gsub, DEFAULT_GRADEBOOK)
     return parser
 
 
@@ -207,6 +209,8 @@ def _gradebook(args) -> int:
         return _serve(args)
     if handles(args):
         return run_gradebook_action(args)
+    if review.handles(args):
+        return review.run(args)
     if args.action == "feedback":
         return _feedback(args)
     with Gradebook(args.gradebook) as book:

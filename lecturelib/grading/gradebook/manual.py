@@ -340,7 +340,8 @@ def students(db, assignment: str) -> list[str]:
 def effective_results(db, assignment: str, question: str | None = None) -> list[dict]:
     """Every result row of ``assignment`` (of one ``question``, if given) with manual
     grades counted: ``student, question, points, max, pending, kind, reason, rubric``
-    (applied items with their points and text), ``comment``.  A pending answer counts 0."""
+    (applied items with their points and text), ``comment``, ``grader`` (who graded it by
+    hand, "" for none).  A pending answer counts 0."""
     items = {q["id"]: rubric(db, assignment, q["id"]) for q in questions(db, assignment)
              if q["kind"] == "written" and question in (None, q["id"])}
     out = []
@@ -362,7 +363,8 @@ def effective_results(db, assignment: str, question: str | None = None) -> list[
         out.append({"student": student, "question": qid, "points": 0.0 if state["pending"]
                     else float(state["score"]), "max": state["max"], "pending": state["pending"],
                     "kind": state["kind"], "reason": plain(reason, 400), "rubric": applied,
-                    "comment": state["comment"] if graded else "", "checks": state["checks"]})
+                    "comment": state["comment"] if graded else "", "checks": state["checks"],
+                    "grader": state["grader"] if graded else ""})
     return out
 
 
