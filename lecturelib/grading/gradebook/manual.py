@@ -269,11 +269,14 @@ def _write(db, assignment, student, qid, who, version, action, before, values) -
 
 
 def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version: int,
-               applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "") -> dict:
+               applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "",
+               via: str = "") -> dict:
     """Grade a written answer: the applied rubric items, a comment, an adjustment.
 
     ``version`` is the grade's version the grader saw (0: not graded yet).  Raises
     :class:`Conflict` if someone changed it since, :class:`GradingError` on bad input.
+    ``via`` says where the grade came from besides the answer itself (``"group 3"``): the
+    audit records the action as ``grade (group 3)``.
     """
     check_grader(who)
     before = grade_state(db, assignment, student, qid)
@@ -292,7 +295,8 @@ def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version
     values = {"applied": sorted(applied, key=[i["id"] for i in rubric(db, assignment, qid)].index),
               "comment": _text(comment, MAX_COMMENT, "the comment"),
               "adjustment": adjustment, "adjustment_reason": reason if adjustment else ""}
-    return _write(db, assignment, student, qid, who, version, "grade", before, values)
+    action = f"grade ({via})" if via else "grade"
+    return _write(db, assignment, student, qid, who, version, action, before, values)
 
 
 def save_override(db, assignment: str, student: str, qid: str, *, who: str, version: int,
