@@ -336,8 +336,10 @@ def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
     assert summary.graded[0][1].score == 6
     (fn, args, kwargs), = submitted
     assert fn is run_job
-    cells, exprs, limits = args
+    cells, exprs, limits, cell_limits, check_limits = args
     assert kwargs == {"sandbox": True} and limits == LIMITS
+    assert len(cell_limits) == len(cells) and set(check_limits) == set(exprs)
+    assert all(isinstance(s, int) and 0 < s <= LIMITS.cell_timeout for s in cell_limits)
     assert exprs == {"q1": ["p0"], "q2": ["normalise([1, 3])", "normalise(np.random.default_rng(0).random(5))"],
                      "q3": ["top"]}
     assert all(isinstance(c, str) for c in cells)

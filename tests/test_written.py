@@ -122,6 +122,26 @@ def test_written_answer_states():
     assert written_answer(nb, "q4")[0] == "empty"
 
 
+def test_an_answer_written_under_the_prompt_is_the_answer():
+    """A student who types the proof in new Markdown cells under the prompt (issue 43):
+    those cells, up to the next question's heading, are the answer, and the reason says so."""
+    nb = written_toy()
+    nb.cells[-1].source = grading.ANSWER_PROMPT
+    nb.cells += [new_markdown_cell("Let $f(q) = \\log p(q)$."), new_markdown_cell("   "),
+                 new_markdown_cell("Then $f'(q) = 0$ at the MAP."),
+                 new_markdown_cell("## Question 5 (2 points): next"), new_markdown_cell("not mine")]
+    state, text = written_answer(nb, "q4")
+    assert state == "below" and text == "Let $f(q) = \\log p(q)$.\n\nThen $f'(q) = 0$ at the MAP."
+    prompt = next(c for c in nb.cells if "question:q4" in c.metadata.get("tags", []))
+    prompt.source = "First my own line."
+    assert written_answer(nb, "q4")[1].startswith("First my own line.\n\nLet $f(q)")
+    result = score_questions(QUESTIONS, _run([True, True]), REFERENCE, nb)[-1]
+    assert result.pending and result.answer.startswith("First my own line.")
+    assert result.reason.endswith("(taken from the Markdown cells under the answer cell)")
+    nb.cells.insert(-2, nbformat.v4.new_code_cell("x = 1"))  # a code cell ends the answer too
+    assert written_answer(nb, "q4")[1].endswith("at the MAP.")
+
+
 # ----------------------------------------------------------------------------- scoring
 
 

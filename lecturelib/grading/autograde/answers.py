@@ -43,27 +43,32 @@ def raised(name) -> str:
 
 @dataclasses.dataclass
 class Run:
-    """Outcome of running one notebook: answers per question, or why there are none."""
+    """Outcome of running one notebook: answers per question, or why there are none; the
+    first cells that raised (a builtin exception's name, or "" for another), and how long
+    each cell (by code-cell index) and each question's checks took."""
 
     answers: dict[str, list[Answer]]
     question_errors: dict[str, str]
     skipped_cells: list[tuple[int, str]]
+    raised_cells: list[tuple[int, str]] = dataclasses.field(default_factory=list)
+    cell_seconds: dict[int, float] = dataclasses.field(default_factory=dict)
+    check_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 _CODES = {
-    "timeout": "ran longer than {limits.cell_timeout} s",
+    "timeout": "ran longer than {seconds} s",
     "crash": "crashed the kernel",
     "total_timeout": "was not reached within the notebook's time limit of {limits.total_timeout} s",
     "unreadable": "the answer could not be read back from the notebook",
 }
-
-
 MAX_SKIPPED = 5  # skipped cells reported (their indices come from the sandbox)
 
 
-def _describe_code(code, limits: Limits) -> str:
+def _describe_code(code, limits: Limits, seconds: int | None = None) -> str:
+    """A code of the driver in words; ``seconds`` is the time limit that applied."""
     text = _CODES.get(code) if isinstance(code, str) else None
-    return text.format(limits=limits) if text else "could not be evaluated"
+    return (text.format(limits=limits, seconds=seconds or limits.cell_timeout) if text
+            else "could not be evaluated")
 
 
 def _parse_answer(item) -> Answer | None:
@@ -87,23 +92,49 @@ def _parse_answers(results, count) -> list[Answer] | None:
     return None if any(a is None for a in answers) else answers
 
 
-def _parse_skipped(raw, n_cells: int, limits: Limits) -> list[tuple[int, str]]:
-    """At most :data:`MAX_SKIPPED` distinct cells, each with a reason from a fixed set."""
-    skipped: dict[int, str] = {}
+def _cell_entries(raw, n_cells: int) -> list[tuple[int, object]]:
+    """The ``[index, value]`` pairs of ``raw`` with a valid, new code-cell index."""
+    entries: dict[int, object] = {}
     for item in raw if isinstance(raw, list) else []:
         if (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
-                and 0 <= item[0] < n_cells and item[0] not in skipped):
-            skipped[item[0]] = _describe_code(item[1], limits)
-            if len(skipped) == MAX_SKIPPED:
-                break
-    return sorted(skipped.items())
+                and 0 <= item[0] < n_cells and item[0] not in entries):
+            entries[item[0]] = item[1]
+    return sorted(entries.items())
+
+
+def _parse_skipped(raw, n_cells: int, limits: Limits, cell_limits=None) -> list[tuple[int, str]]:
+    """At most :data:`MAX_SKIPPED` distinct cells, each with a reason from a fixed set."""
+    entries = _cell_entries(raw, n_cells)[:MAX_SKIPPED]
+    return [(i, _describe_code(code, limits, cell_limits[i] if cell_limits else None))
+            for i, code in entries]
+
+
+def _parse_raised(raw, n_cells: int) -> list[tuple[int, str]]:
+    """At most :data:`MAX_SKIPPED` cells that raised, each with a builtin exception's name
+    or "" (a name the notebook chose is never shown)."""
+    return [(i, builtin_exception(name) or "") for i, name in _cell_entries(raw, n_cells)][:MAX_SKIPPED]
+
+
+def _seconds(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e6
+    return float(value) if ok else None
+
+
+def _parse_seconds(raw, n_cells: int, exprs) -> tuple[dict[int, float], dict[str, float]]:
+    raw = raw if isinstance(raw, dict) else {}
+    cells = {i: s for i, s in ((i, _seconds(v)) for i, v in _cell_entries(raw.get("cells"), n_cells))
+             if s is not None}
+    checks = raw.get("checks") if isinstance(raw.get("checks"), dict) else {}
+    return cells, {q: s for q, s in ((q, _seconds(checks.get(q))) for q in exprs) if s is not None}
 
 
 def parse_output(output: bytes, exprs: dict[str, list[str]], n_cells: int,
-                 limits: Limits) -> Run:
+                 limits: Limits, cell_limits=None, check_limits=None) -> Run:
     """Decode the driver's output strictly; whatever is off schema counts as no answer.
 
-    Every reason is the grader's own text: nothing the sandbox wrote is shown."""
+    ``cell_limits`` and ``check_limits`` are the time limits the job set (a reason names
+    the one that applied).  Every reason is the grader's own text: nothing the sandbox
+    wrote is shown."""
     try:
         data = loads(output, limits.output_mb * 2**20)
     except PayloadError as exc:  # a fixed message
@@ -118,28 +149,27 @@ def parse_output(output: bytes, exprs: dict[str, list[str]], n_cells: int,
         if parsed is not None:
             answers[qid] = parsed
         else:
-            errors[qid] = _describe_code(raw_errors.get(qid, "unreadable"), limits)
-    return Run(answers, errors, _parse_skipped(data.get("skipped"), n_cells, limits))
+            errors[qid] = _describe_code(raw_errors.get(qid, "unreadable"), limits,
+                                         (check_limits or {}).get(qid))
+    cell_seconds, check_seconds = _parse_seconds(data.get("seconds"), n_cells, exprs)
+    return Run(answers, errors, _parse_skipped(data.get("skipped"), n_cells, limits, cell_limits),
+               _parse_raised(data.get("raised"), n_cells), cell_seconds, check_seconds)
 
 
 PARSE_MEMORY_MB = 2048  # address space the parse may add, in a child of the grader
-
-
 PARSE_TIMEOUT = 60.0  # seconds; the parse is linear: about 1.5 s at the 48 MiB cap
-
-
 PARSE_OVER_BUDGET = "the notebook's answers could not be read (over the parser's budget)"
 
 
 def run_from_outcome(outcome: Outcome, exprs: dict[str, list[str]], n_cells: int,
-                     limits: Limits) -> Run:
+                     limits: Limits, cell_limits=None, check_limits=None) -> Run:
     """The answers in a run's raw output, parsed by the grader (in a forked child with a
     memory and a time budget, :func:`~.budget.run_in_budget`: the parse is linear in its
     input, and the budget holds even so)."""
     if outcome.output is None:
         return Run({}, {qid: outcome.failure for qid in exprs}, [])
-    run = run_in_budget(parse_output, outcome.output, exprs, n_cells, limits,
-                        memory_mb=PARSE_MEMORY_MB, timeout=PARSE_TIMEOUT)
+    run = run_in_budget(parse_output, outcome.output, exprs, n_cells, limits, cell_limits,
+                        check_limits, memory_mb=PARSE_MEMORY_MB, timeout=PARSE_TIMEOUT)
     if isinstance(run, Run):
         return run
     if isinstance(run, OverBudget):

@@ -5,8 +5,9 @@ The grader's process never runs a notebook's code.  Read top to bottom, a gradin
 1. the solution notebook of the assignment and its questions (:class:`Grader`);
 2. the solution's answers to every check, computed once per content hash
    (:meth:`Grader.reference`, :mod:`.reference`);
-3. the submission's job, its code cells and the check expressions, run in the sandbox on
-   this machine or a worker (:func:`.job.run_job`, :mod:`.sandbox`, :mod:`.inside`);
+3. the submission's job, its code cells, the check expressions and each cell's time limit
+   (from the solution's own time for it), run in the sandbox on this machine or a worker
+   (:func:`.job.run_job`, :mod:`.sandbox`, :mod:`.inside`);
 4. the run's output read back as plain data (:func:`.answers.run_from_outcome`);
 5. the answers compared with the solution's and scored (:func:`.score.report_for_run`).
 
@@ -15,10 +16,10 @@ Each step is a call from here; none of the modules it calls calls back.
 
 from __future__ import annotations
 
-from ..core.notebook import code_sources, load_questions, read_notebook
+from ..core.notebook import code_cell_ids, code_sources, load_questions, read_notebook
 from ..core.report import GradeReport
 from .answers import run_from_outcome
-from .job import hidden_exprs, run_job
+from .job import hidden_exprs, run_job, time_limit
 from .reference import Reference, reference_run, solution_for
 from .sandbox import Limits, Outcome
 from .score import report_for_run
@@ -50,13 +51,22 @@ class Grader:
                                             sandbox=self.sandbox, use_cache=use_cache, store=store)
         return self._reference
 
+    def time_limits(self, nb) -> tuple[list[int], dict[str, int]]:
+        """Each code cell's time limit and each question's checks', from the solution's own
+        times for them (:func:`.job.time_limit`; a cell the solution lacks gets the cap)."""
+        reference, cap = self.reference(), self.limits.cell_timeout
+        cells = [time_limit(reference.cell_seconds.get(i) if i else None, cap)
+                 for i in code_cell_ids(nb)]
+        return cells, {q: time_limit(reference.check_seconds.get(q), cap) for q in self.exprs}
+
     def job(self, nb) -> tuple:
         """The arguments of :func:`.job.run_job` for notebook ``nb``: what a worker is given."""
-        return code_sources(nb), self.exprs, self.limits
+        return (code_sources(nb), self.exprs, self.limits, *self.time_limits(nb))
 
     def report(self, nb, label: str, outcome: Outcome) -> GradeReport:
         """The grade report of notebook ``nb`` whose job ended with ``outcome``."""
-        run = run_from_outcome(outcome, self.exprs, len(code_sources(nb)), self.limits)
+        run = run_from_outcome(outcome, self.exprs, len(code_sources(nb)), self.limits,
+                               *self.time_limits(nb))
         return report_for_run(nb, label, self.assignment, self.questions, self.reference(), run,
                               sandbox=self.sandbox)
 

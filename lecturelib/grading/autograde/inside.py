@@ -6,7 +6,8 @@ imports it.  It reads one job as JSON on standard input::
     {"cells": ["source", ...],
      "questions": [{"id": "q1", "exprs": ["expr", ...]}, ...],
      "limits": {"cell_timeout": s, "total_timeout": s, "memory_mb": n,
-                "max_processes": n, "file_mb": n}}
+                "max_processes": n, "file_mb": n},
+     "cell_timeouts": [s, ...], "check_timeouts": {"q1": s}}   (both optional)
 
 sets resource limits on itself and therefore on every process it starts, runs the cells in
 a fresh IPython kernel (skipping, and reporting, a cell that kills the kernel or runs too
@@ -16,7 +17,14 @@ in the kernel, and writes one JSON document to its standard output::
     {"answers": {"q1": [{"ok": true, "value": ...}
                         | {"ok": false, "error": "ValueError" | null, "unsupported": true}]},
      "errors": {"q2": "timeout" | "crash" | "unreadable" | "total_timeout"},
-     "skipped": [[code_cell_index, "timeout" | "crash"]]}
+     "skipped": [[code_cell_index, "timeout" | "crash"]],
+     "raised": [[code_cell_index, "ExceptionName"]],
+     "seconds": {"cells": [[code_cell_index, s]], "checks": {"q1": s}}}
+
+A cell's time limit is its entry of ``cell_timeouts`` (the grader sets it from the
+solution's own time for that cell), else ``cell_timeout``; a question's checks get their
+entry of ``check_timeouts``.  ``raised`` lists the first cells that raised an exception,
+``seconds`` how long each cell and each question's checks took.
 
 In the sandbox this script is pid 1 (bubblewrap ``--as-pid-1``): it makes itself
 non-dumpable, forks the driver proper, and stays as the init that reaps orphans while
@@ -40,6 +48,7 @@ import time
 MARKER = "@@lecturelib-answer@@"
 MAX_ANSWER_CHARS = 4_000_000
 MAX_MESSAGE_BYTES = 64 * 2**20
+MAX_RAISED = 5  # cells that raised, reported
 
 # Defined in the kernel after the notebook ran.  It turns each value into the plain JSON
 # schema of lecturelib.grading.core.safejson; anything else is refused.
@@ -134,10 +143,12 @@ class Kernel:
         self.kc.wait_for_ready(timeout=max(5, min(120, deadline - time.monotonic())))
 
     def execute(self, code, timeout, capture=False):
-        """Run ``code``; return (stdout text if ``capture``, None) or (None, "timeout"/"crash")."""
+        """Run ``code``; return (stdout text if ``capture``, None) or (None, "timeout"/"crash").
+        ``self.raised`` is then the name of the exception the code raised, or ``None``."""
         msg_id = self.kc.execute(code, store_history=False, allow_stdin=False)
         end = min(time.monotonic() + timeout, self.deadline)
         captured, size = [], 0
+        self.raised = None
         while True:
             left = end - time.monotonic()
             if left <= 0:
@@ -153,6 +164,8 @@ class Kernel:
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             kind, content = msg.get("msg_type"), msg.get("content", {})
+            if kind == "error" and self.raised is None:
+                self.raised = str(content.get("ename", ""))[:100]
             if capture and kind == "stream" and content.get("name") == "stdout":
                 size += len(content.get("text", ""))
                 if size <= MAX_ANSWER_CHARS:
@@ -179,11 +192,26 @@ def read_answers(text):
     return payload if isinstance(payload, list) else None
 
 
+def _timeouts(job, limits):
+    """Each cell's time limit and each question's, from the job or the one default."""
+    default = limits["cell_timeout"]
+    cells = job.get("cell_timeouts")
+    if not (isinstance(cells, list) and len(cells) == len(job["cells"])
+            and all(isinstance(s, (int, float)) and s > 0 for s in cells)):
+        cells = [default] * len(job["cells"])
+    checks = job.get("check_timeouts")
+    checks = checks if isinstance(checks, dict) else {}
+    return cells, {q: s if isinstance(s, (int, float)) and s > 0 else default
+                   for q, s in checks.items()}
+
+
 def run(job):
     limits = job["limits"]
     deadline = time.monotonic() + limits["total_timeout"]
     cells, questions = job["cells"], list(job["questions"])
+    cell_timeouts, check_timeouts = _timeouts(job, limits)
     skipped, answers, errors = {}, {}, {}
+    raised, cell_seconds, check_seconds = {}, {}, {}
     kernel, needs_run = None, True
     try:
         while questions:
@@ -197,16 +225,23 @@ def run(job):
                     for index, source in enumerate(cells):
                         if index in skipped:
                             continue
-                        _, lost = kernel.execute(source, limits["cell_timeout"])
+                        start = time.monotonic()
+                        _, lost = kernel.execute(source, cell_timeouts[index])
+                        cell_seconds[index] = round(time.monotonic() - start, 3)
                         if lost == "total_timeout":
                             raise TimeoutError
                         if lost:
                             skipped[index], restart = lost, True
                             break
+                        if kernel.raised is not None and len(raised) < MAX_RAISED:
+                            raised.setdefault(index, kernel.raised)
                 kernel.execute(EXTRACT, limits["cell_timeout"])
             question = questions.pop(0)
             call = f"__lecturelib_extract({question['exprs']!r}, {MARKER!r}, globals())"
-            text, lost = kernel.execute(call, limits["cell_timeout"], capture=True)
+            start = time.monotonic()
+            text, lost = kernel.execute(call, check_timeouts.get(question["id"], limits["cell_timeout"]),
+                                        capture=True)
+            check_seconds[question["id"]] = round(time.monotonic() - start, 3)
             if lost == "total_timeout":
                 questions.insert(0, question)
                 raise TimeoutError
@@ -224,7 +259,9 @@ def run(job):
     finally:
         if kernel is not None:
             kernel.stop()
-    return {"answers": answers, "errors": errors, "skipped": sorted(skipped.items())}
+    return {"answers": answers, "errors": errors, "skipped": sorted(skipped.items()),
+            "raised": sorted(raised.items()),
+            "seconds": {"cells": sorted(cell_seconds.items()), "checks": check_seconds}}
 
 
 def make_undumpable():

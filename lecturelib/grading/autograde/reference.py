@@ -12,7 +12,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..core.notebook import GradingError, check_assignment_name, code_sources, read_notebook
+from ..core.notebook import (GradingError, check_assignment_name, code_cell_ids, code_sources,
+                             read_notebook)
 from . import compare as cmp
 from .answers import parse_output
 from .job import hidden_exprs, job_bytes
@@ -21,10 +22,13 @@ from .sandbox import PACKAGE_DIR, Limits, run_driver
 
 @dataclasses.dataclass
 class Reference:
-    """The solution's answers to every check (after ``post``), and what identifies them."""
+    """The solution's answers to every check (after ``post``), and what identifies them;
+    how long its run of each code cell (by cell id) and of each question's checks took."""
 
     key: str
     raw: dict[str, list[object]]
+    cell_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    check_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 _REFERENCE_CACHE: dict[str, Reference] = {}
@@ -48,7 +52,8 @@ def reference_run(solution_path, questions, limits: Limits, *, sandbox: bool = T
     key = reference_key(solution_path)
     if use_cache and key in _REFERENCE_CACHE:
         return _REFERENCE_CACHE[key]
-    cells = code_sources(read_notebook(solution_path))
+    nb = read_notebook(solution_path)
+    cells, ids = code_sources(nb), code_cell_ids(nb)
     output = store.reference_output(key) if (store is not None and use_cache) else None
     fresh = output is None
     if fresh:
@@ -57,7 +62,7 @@ def reference_run(solution_path, questions, limits: Limits, *, sandbox: bool = T
             raise GradingError(f"the solution notebook {solution_path} does not run cleanly: "
                                f"{outcome.failure}")
         output = outcome.output
-    reference = _reference_from_output(solution_path, key, output, questions, limits, len(cells))
+    reference = _reference_from_output(solution_path, key, output, questions, limits, ids)
     if use_cache:
         _REFERENCE_CACHE[key] = reference
         if store is not None and fresh:
@@ -65,8 +70,8 @@ def reference_run(solution_path, questions, limits: Limits, *, sandbox: bool = T
     return reference
 
 
-def _reference_from_output(solution_path, key, output, questions, limits, n_cells) -> Reference:
-    run = parse_output(output, hidden_exprs(questions), n_cells, limits)
+def _reference_from_output(solution_path, key, output, questions, limits, ids) -> Reference:
+    run = parse_output(output, hidden_exprs(questions), len(ids), limits)
     problems = [f"{qid}: {why}" for qid, why in run.question_errors.items()]
     for qid, answers in run.answers.items():
         problems += [f"{qid}: check {i + 1} {a.error}" for i, a in enumerate(answers) if not a.ok]
@@ -82,7 +87,8 @@ def _reference_from_output(solution_path, key, output, questions, limits, n_cell
                 except Exception as exc:
                     raise GradingError(f"{solution_path}: question {q.id}, check {i + 1}: "
                                        f"post {check.post!r} fails on the solution: {exc}") from None
-    return Reference(key, raw)
+    cell_seconds = {ids[i]: seconds for i, seconds in run.cell_seconds.items() if ids[i]}
+    return Reference(key, raw, cell_seconds, run.check_seconds)
 
 
 def default_solutions_dir() -> Path:

@@ -56,9 +56,10 @@ def _written_result(q, nb) -> QuestionResult:
     state, text = written_answer(nb, q.id) if nb is not None else ("missing", "")
     if state in ("missing", "empty"):
         return QuestionResult(q.id, 0.0, q.points, NO_ANSWER, kind="written")
-    reason = PENDING if state == "present" else (
-        f"{PENDING} (the answer is longer than {MAX_ANSWER_CHARS} characters: "
-        "only its beginning is kept)")
+    reason = {"present": PENDING,
+              "below": f"{PENDING} (taken from the Markdown cells under the answer cell)",
+              "cut": f"{PENDING} (the answer is longer than {MAX_ANSWER_CHARS} characters: "
+                     "only its beginning is kept)"}[state]
     return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text)
 
 
@@ -89,5 +90,14 @@ def report_for_run(nb, label: str, assignment: str, questions, reference: Refere
                      f"it was graded as {assignment!r}")
     if not sandbox:
         notes.append("graded without the sandbox (--no-sandbox): this score is not trustworthy")
-    return GradeReport(label, assignment, score_questions(questions, student, reference, nb),
-                       student.skipped_cells, notes)
+    results = score_questions(questions, student, reference, nb)
+    if student.raised_cells and any(r.points < r.max for r in results if r.kind != "written"):
+        notes.append(first_error_note(*student.raised_cells[0]))
+    return GradeReport(label, assignment, results, student.skipped_cells, notes)
+
+
+def first_error_note(index: int, name: str) -> str:
+    """Where to look first when checks fail: the first code cell that raised."""
+    what = f"an exception ({name})" if name else "an exception"
+    return (f"code cell {index} raised {what}; the failures above may follow from it, "
+            "so fix that cell first")

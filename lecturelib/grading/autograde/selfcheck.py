@@ -37,7 +37,7 @@ class SelfCheck:
     @property
     def passed(self) -> bool:
         return (all(r.holds for rs in self.results.values() for r in rs)
-                and all(state in ("present", "cut") for state in self.written.values()))
+                and all(state in ("present", "below", "cut") for state in self.written.values()))
 
     def text(self) -> str:
         lines = [f"{self.path} ({self.assignment}): public checks"]
@@ -53,6 +53,7 @@ class SelfCheck:
 
 WRITTEN_STATES = {
     "present": "present (graded by a person, not by a check)",
+    "below": "present, in cells under the answer cell (graded by a person, not by a check)",
     "cut": f"present, but longer than {MAX_ANSWER_CHARS} characters: only its beginning is graded",
     "empty": "missing: the answer cell is empty or still reads the prompt",
     "missing": "missing: no cell tagged as its answer (restore the answer cell)",

@@ -94,7 +94,9 @@ def _parser() -> argparse.ArgumentParser:
                         "the cache")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run without the OS sandbox (untrustworthy: only to check your own work)")
-    p.add_argument("--timeout", type=int, default=60, help="time limit per cell, seconds")
+    p.add_argument("--timeout", type=int, default=60,
+                   help="the longest a cell may run, seconds (each cell gets ten times the "
+                        "solution's time for it, at least 10 s, at most this)")
     p.add_argument("--total-timeout", type=int, default=600, help="time limit per notebook run, seconds")
     p.add_argument("--memory", type=int, default=4096, help="memory limit of a notebook run, MiB")
     p.add_argument("--max-processes", type=int, default=64, help="processes a notebook may run at once")

@@ -126,6 +126,12 @@ def code_sources(nb) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "code"]
 
 
+def code_cell_ids(nb) -> list[str]:
+    """The code cells' ids, in order ("" for a cell without one)."""
+    return [c.get("id") if isinstance(c.get("id"), str) else "" for c in nb.cells
+            if c.cell_type == "code"]
+
+
 # --------------------------------------------------------------------------------------
 # The grading spec
 # --------------------------------------------------------------------------------------
@@ -385,16 +391,50 @@ def question_cell_text(nb, qid: str, limit: int) -> tuple[str | None, bool]:
     return None, False
 
 
+QUESTION_HEADING = re.compile(r"^\s*#{1,6}\s*Question\b")
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):  # a hostile file may skip nbformat's joining
+        source = "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def cells_below_answer(nb, qid: str) -> list[str]:
+    """The sources of the Markdown cells a student added under the answer cell of ``qid``:
+    those after it up to the next code cell, tagged cell or question heading
+    (``## Question 9 ...``, how every set heads its questions)."""
+    cells = nb.get("cells", [])
+    tag = f"question:{qid}"
+    start = next((i for i, c in enumerate(cells) if tag in cell_tags(c)), None)
+    found = []
+    for cell in cells[start + 1:] if start is not None else []:
+        if (cell.get("cell_type") != "markdown" or cell_tags(cell)
+                or QUESTION_HEADING.match(_source(cell))):
+            break
+        found.append(_source(cell))
+    return found
+
+
 def written_answer(nb, qid: str) -> tuple[str, str]:
     """A student's answer to written question ``qid``: ``(state, text)``.
 
-    ``state`` is ``"missing"`` (no cell tagged ``question:<qid>``), ``"empty"`` (blank or
-    still the prompt), ``"present"`` or ``"cut"`` (longer than :data:`MAX_ANSWER_CHARS`
-    characters: the text is its beginning).  The text is never run or interpreted here.
+    The answer is the first cell tagged ``question:<qid>`` and the Markdown cells a
+    student added under it (:func:`cells_below_answer`), the prompt left out.  ``state`` is
+    ``"missing"`` (no cell tagged ``question:<qid>``), ``"empty"`` (blank or still the
+    prompt), ``"present"``, ``"below"`` (present, at least partly in cells under the answer
+    cell) or ``"cut"`` (longer than :data:`MAX_ANSWER_CHARS` characters: the text is its
+    beginning).  The text is never run or interpreted here.
     """
     text, cut = question_cell_text(nb, qid, MAX_ANSWER_CHARS)
     if text is None:
         return "missing", ""
-    if not text.strip() or text.strip() == ANSWER_PROMPT.strip():
-        return "empty", ""
-    return ("cut" if cut else "present"), text
+    own = "" if text.strip() == ANSWER_PROMPT.strip() else text
+    below = [s.strip() for s in cells_below_answer(nb, qid) if s.strip()]
+    if not below:  # the answer cell alone, as it is (its hash is what a grade was given to)
+        return ("empty", "") if not own.strip() else (("cut" if cut else "present"), own)
+    answer = "\n\n".join([own.strip(), *below] if own.strip() else below)
+    if cut or len(answer) > MAX_ANSWER_CHARS:
+        return "cut", answer[:MAX_ANSWER_CHARS]
+    return "below", answer
