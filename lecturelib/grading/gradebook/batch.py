@@ -27,7 +27,7 @@ from .store import Gradebook
 from .workers import Executor, scheduler_security
 
 
-GRADER_VERSION = "2"  # raise when grading changes: every gradebook row is graded again
+GRADER_VERSION = "3"  # raise when grading changes: every gradebook row is graded again
 
 
 @dataclasses.dataclass(frozen=True)
