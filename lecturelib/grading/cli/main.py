@@ -227,9 +227,14 @@ def _gradebook(args) -> int:
 def _feedback(args) -> int:
     from ..gradebook.manual import write_feedback
 
+    from ..gradebook.regrades import requests, write_student_feedback
+
     with Gradebook(args.gradebook) as book:
         folder = Path(args.output) if args.output else book.path.parent / "feedback" / args.assignment
         written = write_feedback(book, args.assignment, folder)
+        for student in sorted({r["student"] for r in requests(book.db, args.assignment)
+                               if r["status"] == "resolved"}):
+            write_student_feedback(book.db, args.assignment, student, folder)
     print(f"{len(written)} feedback file(s) written in {plain(str(folder), 200)}")
     return 0
 

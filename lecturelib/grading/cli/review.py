@@ -1,5 +1,5 @@
 """The commands that help people grade and review their grading: ``lecturelib gradebook
-analyze`` and ``lecturelib gradebook groups``."""
+analyze``, ``groups`` and ``regrade``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from ..core.notebook import GradingError, check_assignment_name
 from ..gradebook.store import Gradebook
 
-ACTIONS = ("analyze", "groups")
+ACTIONS = ("analyze", "groups", "regrade")
 
 
 def add_review_commands(gsub, default_gradebook: str) -> None:
@@ -42,6 +42,27 @@ def add_review_commands(gsub, default_gradebook: str) -> None:
     g.add_argument("--grader", help="with --grade: your name, recorded in the audit")
     g.add_argument("--comment", default="", help="with --grade: the comment for every member")
 
+    r = gsub.add_parser("regrade", help="regrade requests: record one (from the LMS), list the "
+                                        "queue, or resolve one with a decision",
+                        description="Record: --student, --question, --reason, --by. List: "
+                                    "--list. Resolve: --resolve N --grader NAME --decision TEXT "
+                                    "[--items a,b | --override POINTS]; the resolver must not be "
+                                    "who graded the answer; the student's feedback is written again.")
+    r.add_argument("--assignment", required=True)
+    r.add_argument("--gradebook", default=default_gradebook)
+    r.add_argument("--student")
+    r.add_argument("--question")
+    r.add_argument("--reason", help="the student's reason, as the LMS passed it on")
+    r.add_argument("--by", help="your name: who recorded the request")
+    r.add_argument("--list", action="store_true", help="every request, open ones first")
+    r.add_argument("--resolve", type=int, metavar="N", help="resolve request N")
+    r.add_argument("--grader", help="with --resolve: your name")
+    r.add_argument("--decision", help="with --resolve: the decision and its reason (the student reads it)")
+    r.add_argument("--items", help="with --resolve: the rubric items that apply now, comma-separated")
+    r.add_argument("--override", type=float, help="with --resolve: a code question's new points")
+    r.add_argument("--feedback", help="the feedback folder (default: feedback/ASSIGNMENT beside "
+                                      "the gradebook)")
+
 
 def handles(args) -> bool:
     return args.action in ACTIONS
@@ -50,7 +71,7 @@ def handles(args) -> bool:
 def run(args) -> int:
     check_assignment_name(args.assignment)
     with Gradebook(args.gradebook) as book:
-        return {"analyze": _analyze, "groups": _groups}[args.action](args, book)
+        return {"analyze": _analyze, "groups": _groups, "regrade": _regrade}[args.action](args, book)
 
 
 def _analyze(args, book) -> int:
@@ -92,3 +113,39 @@ def _groups(args, book) -> int:
     return 0
 
 
+
+
+def _regrade(args, book) -> int:
+    from pathlib import Path
+
+    from ..core.report import plain
+    from ..gradebook import regrades
+
+    if args.resolve is not None:
+        if not (args.grader and args.decision):
+            raise GradingError("--resolve needs --grader NAME and --decision TEXT")
+        if args.items is not None and args.override is not None:
+            raise GradingError("--items (a written answer) or --override (a code question), not both")
+        folder = Path(args.feedback) if args.feedback else book.path.parent / "feedback" / args.assignment
+        items = None if args.items is None else [i for i in args.items.split(",") if i]
+        state = regrades.resolve(book.db, args.resolve, who=args.grader, decision=args.decision,
+                                 applied=items, override=args.override, feedback_dir=folder)
+        print(f"regrade request {args.resolve} resolved: {state['score']:g} points; feedback "
+              f"written again in {plain(str(folder), 200)}")
+        return 0
+    if args.list:
+        rows = sorted(regrades.requests(book.db, args.assignment), key=lambda r: (r["status"] != "open", r["id"]))
+        for r in rows:
+            decided = f" -> {plain(r['decision'], 200)} ({plain(r['decided_by'], 40)})" if r["decision"] else ""
+            print(f"{r['id']:>4} {r['status']:<8} {plain(r['student'], 60)} {r['question']}: "
+                  f"{plain(r['reason'], 200)}{decided}")
+        return 0
+    missing = [flag for flag, value in (("--student", args.student), ("--question", args.question),
+                                        ("--reason", args.reason), ("--by", args.by)) if not value]
+    if missing:
+        raise GradingError(f"recording a regrade request needs {', '.join(missing)} "
+                           "(or --list, or --resolve N)")
+    number = regrades.request(book.db, args.assignment, args.student, args.question,
+                              reason=args.reason, who=args.by)
+    print(f"regrade request {number} recorded")
+    return 0
