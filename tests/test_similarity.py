@@ -17,7 +17,7 @@ from gradingtools import question, toy_solution
 from lecturelib.grading.cli import main
 from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.core.report import GradeReport, QuestionResult
-from lecturelib.grading.course.similarity import fingerprint, screen
+from lecturelib.grading.course.similarity import fingerprint, rarity_weights, screen, screen_texts
 
 GIVEN = ("import numpy as np\nrng = np.random.default_rng(0)\nX = rng.normal(size=(50, 3))\n"
          "y = (X[:, 0] > 0).astype(int)\n")
@@ -143,14 +143,76 @@ def test_planted_copy_on_top(screened, klass):
 
 
 def test_exercise_code_is_not_evidence(klass, screened):
-    """Without removing the released code every pair looks more alike."""
-    unfiltered = screen(klass)
-    median = statistics.median(p.score for p in screened.pairs)
-    assert statistics.median(p.score for p in unfiltered.pairs) > median + 0.1
-    # a submission that is only the exercise has nothing of its own to compare
+    """What every submission has weighs nothing; a submission that is only the exercise has
+    nothing of its own to compare."""
+    sets = {s: set(fp.hashes) for s, fp in screen(klass).fingerprints.items()}
+    weights = rarity_weights(sets)
+    everyone = set.intersection(*sets.values())
+    assert everyone and all(weights[h] == 0 for h in everyone)
+    assert all(w > 0 for h, w in weights.items() if h not in everyone)
     only = screen({"a": EXERCISE, "b": EXERCISE + "\n", **klass}, set(fingerprint(EXERCISE).hashes))
     assert {"a: too little code of its own to compare",
             "b: too little code of its own to compare"} <= set(only.skipped)
+
+
+SOLUTION = GIVEN + "".join(f"{head}\n" + "\n".join(ways[0] for ways in lines) + "\n"
+                           for head, lines in FUNCTIONS) + USE
+# An unusual mistake: the class means computed with a hand-rolled, off-by-one loop.
+ODD = """def class_means(X, y):
+    total0 = np.zeros(X.shape[1]); total1 = np.zeros(X.shape[1]); k0 = 1; k1 = 1
+    for row, label in zip(X, y):
+        if label == 0:
+            total0 = total0 + row; k0 = k0 + 1
+        else:
+            total1 = total1 + row; k1 = k1 + 1
+    return np.vstack([total0 / k0, total1 / k1])
+"""
+
+
+def test_short_correct_answers_coincide_a_shared_unusual_mistake_does_not():
+    """A class of 28 where most write the solution's own lines (correct short answers
+    coincide) and two share an odd mistake under other names: that pair is the top one and
+    the only one flagged, the solution's code counting as given."""
+    rnd = random.Random(11)
+    codes = {}
+    for i in range(26):
+        lines = [[ways[0] if rnd.random() < 0.8 else rnd.choice(ways) for ways in body]
+                 for _, body in FUNCTIONS]
+        codes[f"s{i:02d}"] = GIVEN + "".join(f"{head}\n" + "\n".join(ls) + "\n"
+                                             for (head, _), ls in zip(FUNCTIONS, lines)) + USE
+    mistaken = SOLUTION.replace(SOLUTION[SOLUTION.index("def class_means"):SOLUTION.index("def pooled_cov")], ODD)
+    codes["odd-a"] = mistaken
+    codes["odd-b"] = (mistaken.replace("total0", "acc_zero").replace("total1", "acc_one")
+                      .replace("k0", "n_zero").replace("k1", "n_one").replace("row", "x_i"))
+    given = set(fingerprint(EXERCISE).hashes) | set(fingerprint(SOLUTION).hashes)
+    result = screen(codes, given)
+    top = result.pairs[0]
+    assert {top.a, top.b} == {"odd-a", "odd-b"} and top.flagged, result.pairs[:3]
+    assert [p for p in result.pairs if p.flagged] == [top]
+
+
+def test_written_answers_are_screened_as_text():
+    model = "The log posterior is concave, so its stationary point is the maximum."
+    base = ("Setting the derivative of the log posterior to zero gives the stationary point "
+            "and the second derivative is negative there so it is the maximum of the posterior")
+    rnd = random.Random(5)
+    words = base.split()
+    texts = {}
+    for i in range(20):
+        mine = words[:]
+        for _ in range(6):
+            j = rnd.randrange(len(mine))
+            mine[j] = rnd.choice(["hence", "thus", "we", "find", "clearly", "note", "then"])
+        texts[f"s{i:02d}"] = " ".join(mine)
+    odd = ("Because the Beta prior is conjugate I simply match the two hyperparameters to the "
+           "counts by eye and declare that the mode sits at the sample mean shifted by one half")
+    texts["x"], texts["y"] = odd, odd.replace("I simply", "we simply").upper()
+    result = screen_texts(texts, model)
+    assert {result.pairs[0].a, result.pairs[0].b} == {"x", "y"} and result.pairs[0].flagged
+    assert [p for p in result.pairs if p.flagged] == [result.pairs[0]]
+    assert "s00: too little text of its own to compare" not in result.skipped
+    assert screen_texts({"a": model, "b": model}, model).skipped == [
+        "a: too little text of its own to compare", "b: too little text of its own to compare"]
 
 
 def test_command_report_and_no_grade_changed(tmp_path, capsys):

@@ -187,7 +187,7 @@ def _late(args, book) -> int:
 def _similarity(args, book) -> int:
     from ..autograde.reference import solution_for
     from ..course.similarity import (default_report_path, exercise_boilerplate, gradebook_codes,
-                             html_report, screen)
+                                     html_report, screen, screen_texts, written_answers)
 
     codes, unread = gradebook_codes(book, args.assignment)
     boilerplate = exercise_boilerplate(solution_for(args.assignment, args.solutions), args.assignment)
@@ -197,7 +197,14 @@ def _similarity(args, book) -> int:
     for p in result.pairs[:10]:
         print(f"{p.score:.2f}  {p.a}  {p.b}{'  flagged' if p.flagged else ''}")
     print(f"{len(flagged)} pair(s) flagged for review among {len(result.pairs)}; no grade changed")
-    _write(args, html_report(result, args.assignment), default_report_path(book, args.assignment))
+    answers = written_answers(book, args.assignment)
+    written = {qid: screen_texts(texts, model) for qid, (model, texts) in answers.items()}
+    for qid, screening in written.items():
+        print(f"written answers to {qid}: {sum(p.flagged for p in screening.pairs)} pair(s) "
+              f"flagged among {len(screening.pairs)}")
+    page = html_report(result, args.assignment, written=written,
+                       texts={qid: texts for qid, (_, texts) in answers.items()})
+    _write(args, page, default_report_path(book, args.assignment))
     return 0
 
 
