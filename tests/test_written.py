@@ -358,3 +358,16 @@ def test_check_reports_whether_each_written_answer_is_present(toy):
     assert "q4: written answer missing" in untouched.text()
     solved = self_check(toy / "solutions" / "toy.ipynb", cell_timeout=20)
     assert solved.written == {"q4": "present"} and "q4: written answer present" in solved.text()
+
+
+def test_feedback_written_later_keeps_the_graders_notes(book, tmp_path):
+    """A skipped cell and the grader's notes reach the feedback that ``gradebook feedback``
+    writes after rubric grading, not only the batch's own (issue 43)."""
+    rep = report("My proof.")
+    rep.skipped_cells.append((3, "ran longer than 10 s"))
+    rep.notes.append("code cell 0 raised an exception (NameError)")
+    book.record("dave", "sha-d", rep)
+    manual.write_feedback(book, "toy", tmp_path)
+    text = (tmp_path / "dave.md").read_text()
+    assert "code cell 3 was skipped: it ran longer than 10 s" in text
+    assert "code cell 0 raised an exception (NameError)" in text

@@ -33,10 +33,11 @@ class SelfCheck:
     results: dict[str, list[CheckResult]]
     failed_cells: list[str]
     written: dict[str, str] = field(default_factory=dict)  # qid -> written_answer's state
+    stopped: int = 0  # cells that ran past the time limit (the grader would skip them)
 
     @property
     def passed(self) -> bool:
-        return (all(r.holds for rs in self.results.values() for r in rs)
+        return (not self.stopped and all(r.holds for rs in self.results.values() for r in rs)
                 and all(state in ("present", "below", "cut") for state in self.written.values()))
 
     def text(self) -> str:
@@ -44,7 +45,7 @@ class SelfCheck:
         lines += [format_results(qid, rs) for qid, rs in self.results.items()]
         lines += [f"{qid}: written answer {WRITTEN_STATES[state]}" for qid, state in self.written.items()]
         if self.failed_cells:
-            lines.append("cells that raised an error: " + ", ".join(self.failed_cells))
+            lines.append("cells that raised an error or were stopped: " + ", ".join(self.failed_cells))
         done = sum(all(r.holds for r in rs) for rs in self.results.values())
         lines.append(f"{done} of {len(self.results)} questions pass all their public checks. "
                      "Public checks do not count for the grade; the graded checks are hidden.")
@@ -101,7 +102,22 @@ def _read_probe(cell) -> dict:
     return json.loads(text.rsplit(MARKER, 1)[1].splitlines()[0])
 
 
-def _failed_cells(cells) -> list[str]:
+def _seconds(cell) -> float | None:
+    """How long a cell ran, from the timings nbclient records in its metadata."""
+    import datetime
+
+    timing = cell.get("metadata", {}).get("execution", {})
+    start, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+    try:
+        return (datetime.datetime.fromisoformat(end.replace("Z", "+00:00"))
+                - datetime.datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _failed_cells(cells, cell_timeout: int) -> list[str]:
+    """Each code cell that raised (its exception's name), or that ran past ``cell_timeout``
+    and was stopped (nbclient interrupts it and goes on with the next cell)."""
     failed, number = [], 0
     for cell in cells:
         if cell.cell_type != "code":
@@ -109,7 +125,12 @@ def _failed_cells(cells) -> list[str]:
         number += 1
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                failed.append(f"code cell {number} ({out.get('ename', 'error')})")
+                seconds = _seconds(cell)
+                if out.get("ename") == "KeyboardInterrupt" and seconds is not None and seconds >= cell_timeout - 1:
+                    failed.append(f"code cell {number} (ran longer than {cell_timeout} s: stopped, "
+                                  "the cells after it ran without it)")
+                else:
+                    failed.append(f"code cell {number} ({out.get('ename', 'error')})")
                 break
     return failed
 
@@ -123,6 +144,7 @@ def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
     assignment = notebook_assignment(nb) or path.stem
     nb.cells.append(_probe_cell(assignment, checks))
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
+                            interrupt_on_timeout=True, record_timing=True,
                             resources={"metadata": {"path": str(path.resolve().parent)}})
     try:
         client.execute(stderr=subprocess.DEVNULL)  # the kernel's own log lines, not the cells' output
@@ -133,4 +155,6 @@ def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
     raw = _read_probe(nb.cells[-1])
     results = {qid: [CheckResult(str(why), str(problem)) for why, problem in raw.get(qid, [])]
                for qid in checks}
-    return SelfCheck(path, assignment, results, _failed_cells(nb.cells[:-1]), written)
+    failed = _failed_cells(nb.cells[:-1], cell_timeout)
+    return SelfCheck(path, assignment, results, failed, written,
+                     sum("ran longer than" in line for line in failed))

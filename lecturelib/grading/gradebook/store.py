@@ -61,6 +61,11 @@ RESULT_COLUMNS = {"pending": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NUL
                   "checks": "TEXT NOT NULL DEFAULT ''", "answer": "TEXT NOT NULL DEFAULT ''"}
 
 
+def skipped_lines(report: GradeReport) -> list[str]:
+    """The report's skipped cells as the notes a later feedback file keeps."""
+    return [f"code cell {i} was skipped: it {reason}" for i, reason in report.skipped_cells]
+
+
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
@@ -117,7 +122,7 @@ class Gradebook:
                 "INSERT OR REPLACE INTO submissions (assignment, student, path, sha256, graded_at, "
                 "score, total, notes, grader, problem) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, report.notebook, sha256, when, report.score, report.total,
-                 "\n".join(report.notes), grader, problem))
+                 "\n".join(skipped_lines(report) + report.notes), grader, problem))
             self.db.executemany(
                 "INSERT INTO results (assignment, student, question, points, max, reason, sha256, "
                 "graded_at, pending, kind, checks, answer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
