@@ -78,16 +78,18 @@ class Roster:
     def get(self, student_id) -> Student | None:
         return self.students.get(student_id)
 
-    def find(self, key: str) -> Student | None:
-        """The student whose id, SIS id, login or e-mail is ``key`` (case-insensitive for
-        logins and e-mails), or ``None``."""
-        if key in self.students:
-            return self.students[key]
+    def matches(self, key: str) -> list[Student]:
+        """Every student whose id, SIS id, login or e-mail is ``key`` (logins and e-mails
+        case-insensitively): more than one means ``key`` is ambiguous."""
         low = key.lower()
-        for s in self.students.values():
-            if key == s.sis_id or (low and low in (s.login.lower(), s.email.lower())):
-                return s
-        return None
+        return [s for s in self.students.values()
+                if key in (s.id, s.sis_id) or (low and low in (s.login.lower(), s.email.lower()))]
+
+    def find(self, key: str) -> Student | None:
+        """The one student :meth:`matches` finds for ``key``, or ``None`` (none, or more
+        than one)."""
+        found = self.matches(key)
+        return found[0] if len(found) == 1 else None
 
 
 def _columns(header: list[str], where: str) -> dict[str, int]:
