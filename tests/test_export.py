@@ -81,7 +81,7 @@ def book(tmp_path_factory):
             data = student.encode()
             gb.record(student, hashlib.sha256(data).hexdigest(), _report("a1", *q))
             found.append(Found(student, "", student, due + datetime.timedelta(hours=hours), (0, 0),
-                               False, data))
+                               False, hashlib.sha256(data).hexdigest()))
         record_times(gb, "a1", found)
         gb.record("101", "-", _report("a2", 1, 4))
     return Gradebook(path)
