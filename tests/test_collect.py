@@ -213,7 +213,10 @@ def test_roster_errors(tmp_path):
                           ("id,name\n1,A\n1,B\n", "listed twice"),
                           ("id,name\n../x,A\n", "not a safe student id"),
                           ("id,name\n", "lists no student"),
-                          ("id,name,ID\n1,A,2\n", "twice")]:
+                          ("id,name,ID\n1,A,2\n", "twice"),
+                          # issue 42, class 11: an unclosed quote swallowed the rest of the file
+                          ('id,name\n1,"Doe, Jane\n2,Bob\n3,Ann\n', "line 4: not readable as CSV"),
+                          ('id,name\n1,"Doe,\nJane"\n2,Bob\n', "line 3: a field runs over a line break")]:
         with pytest.raises(GradingError, match=message):
             parse_roster(text)
     roster = parse_roster("Identifier,Full name,Email address,ID number,Status\n"

@@ -248,12 +248,19 @@ def entry_time(info: zipfile.ZipInfo, zone: datetime.tzinfo) -> datetime.datetim
     return datetime.datetime(*info.date_time, tzinfo=zone).astimezone(datetime.timezone.utc)
 
 
+ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(?:/[A-Za-z0-9_+-]{1,30}){0,2}$")
+
+
 def time_zone(name: str | None) -> datetime.tzinfo:
+    """The IANA time zone ``name`` (UTC when empty), or a one-line error: a name that is
+    not of the IANA form, names a folder of the zone database, or is not there."""
     if not name:
         return datetime.timezone.utc
     try:
+        if not ZONE_NAME.match(name):
+            raise ValueError(name)
         return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         raise GradingError(f"unknown time zone {display(name)} (an IANA name such as "
                            "'Europe/Zurich')") from None
 

@@ -110,14 +110,18 @@ def _columns(header: list[str], where: str) -> dict[str, int]:
 
 def parse_roster(text: str, where: str = "the roster") -> Roster:
     """A :class:`Roster` from CSV text; a :class:`GradingError` naming the first problem."""
-    rows = csv.reader(io.StringIO(text, newline=""))
+    rows = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(rows, None)
         if header is None:
             raise GradingError(f"{where} is empty")
         columns = _columns(header, where)
         students: dict[str, Student] = {}
-        for line, row in enumerate(rows, start=2):
+        for row in rows:
+            line = rows.line_num
+            if any("\n" in cell or "\r" in cell for cell in row):
+                raise GradingError(f"{where}, line {line}: a field runs over a line break (an "
+                                   "unclosed quote?)")
             if not any(cell.strip() for cell in row):
                 continue
             values = {f: (row[i].strip() if i < len(row) else "") for f, i in columns.items()}
@@ -137,7 +141,8 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
                 raise GradingError(f"{where} lists more than {MAX_STUDENTS} students")
             students[sid] = Student(**{f: plain(v, MAX_FIELD) for f, v in values.items()})
     except csv.Error as exc:
-        raise GradingError(f"{where} is not a readable CSV file ({exc})") from None
+        hint = "; an unclosed quote?" if "end of data" in str(exc) else ""
+        raise GradingError(f"{where}, line {rows.line_num}: not readable as CSV ({exc}{hint})") from None
     if not students:
         raise GradingError(f"{where} lists no student")
     return Roster(students)
