@@ -151,6 +151,31 @@ def test_late_command_writes_the_reason(book, tmp_path, capsys):
     assert not (folder / "101.md").exists()   # only existing feedback files are updated
 
 
+def test_extensions_for_unknown_students_are_refused_unless_told(book, tmp_path, capsys):
+    """Issue 42, class 12: an extension for an id neither in the gradebook nor on the roster
+    (here "1O2", a typo for 102, whose real extension is missing) is listed and refused by
+    every command that applies the course file, unless --allow-unknown-extensions."""
+    (tmp_path / "course.toml").write_text(COURSE.replace('"102" = 3', '"1O2" = 3\n"104" = 1'))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    common = ["--course", tmp_path / "course.toml", "--gradebook", book.path]
+    commands = [["gradebook", "late", "--assignment", "a1", "--feedback", tmp_path, "--roster",
+                 tmp_path / "roster.csv"],
+                ["gradebook", "export", "--format", "canvas", "--roster", tmp_path / "roster.csv",
+                 "--output", tmp_path / "c.csv"],
+                ["gradebook", "summary", "--assignment", "a1", "--roster", tmp_path / "roster.csv",
+                 "--output", tmp_path / "s.html"]]
+    for argv in commands:
+        status = main([str(a) for a in argv + common])
+        err = capsys.readouterr().err
+        assert status == 2 and "a1: '1O2'" in err and "104" not in err, (argv, err)  # 104: on the roster
+        assert len(err.strip().splitlines()) == 1
+        status = main([str(a) for a in argv + common + ["--allow-unknown-extensions"]])
+        err = capsys.readouterr().err
+        assert status == 0 and "note: 1 extension(s)" in err and "a1: '1O2'" in err, (argv, err)
+    status = main([str(a) for a in commands[0][:-2] + common])   # no roster: 104 is unknown too
+    assert status == 2 and "a1: '104'" in capsys.readouterr().err
+
+
 def test_cli_errors_one_line(book, tmp_path, capsys):
     (tmp_path / "course.toml").write_text("due = [")
     for argv, message in [
@@ -238,7 +263,8 @@ def test_instructors_week(tmp_path, capsys):
                                solutions, "--gradebook", book, "--jobs", "2", "--timeout", "30")
         assert status == 0, out + err
         status, out, err = run("gradebook", "late", "--assignment", "toy", "--course",
-                               tmp_path / "course.toml", "--gradebook", book)
+                               tmp_path / "course.toml", "--roster", tmp_path / "roster.csv",
+                               "--gradebook", book)
         assert status == 0, err
     canvas_out = (tmp_path / "canvas").iterdir()
     assert sorted(p.name for p in canvas_out) == ["11.ipynb", "12.ipynb", "13.ipynb", "19.ipynb"]

@@ -291,6 +291,30 @@ def graded(book, assignment: str) -> dict[str, tuple[float, float, str]]:
     return {s: (sum(points.get(s, {}).values()), total, sha) for s, total, sha in rows}
 
 
+def unknown_extensions(book, assignment: str, course: Course | None, roster=None) -> list[str]:
+    """The students the course file extends ``assignment`` for who are neither in the
+    gradebook (any assignment) nor on the roster: typos, most likely."""
+    if course is None:
+        return []
+    known = {r[0] for r in book.db.execute("SELECT DISTINCT student FROM submissions")}
+    known |= {s.id for s in roster} if roster is not None else set()
+    return sorted(s for s in course.policy(assignment).extensions if s not in known)
+
+
+def check_extensions(book, assignments, course: Course | None, roster=None, *,
+                     allow_unknown: bool = False) -> list[str]:
+    """Refuse extensions for unknown students (see :func:`unknown_extensions`) unless
+    ``allow_unknown``; return them as lines to list."""
+    lines = [f"{a}: {display(s)}" for a in assignments
+             for s in unknown_extensions(book, a, course, roster)]
+    if lines and not allow_unknown:
+        raise GradingError(f"the course file gives extensions to students neither in the gradebook "
+                           f"nor on the roster ({'; '.join(lines[:10])}"
+                           f"{'; ...' if len(lines) > 10 else ''}): a typo? Fix the course file, give "
+                           "--roster, or pass --allow-unknown-extensions")
+    return lines
+
+
 def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]:
     """Every graded student's :class:`Outcome` for ``assignment``."""
     policy = course.policy(assignment) if course is not None else Policy(assignment)
