@@ -296,3 +296,42 @@ def test_instructors_week(tmp_path, capsys):
                            "--gradebook", tmp_path / "canvas.sqlite")
     page = (tmp_path / "reports" / "toy-summary.html").read_text()
     assert status == 0 and "4 graded; 6 on the roster, 3 of them with no submission" in page and "q3" in page
+
+
+def test_summary_and_late_say_what_is_pending_and_where_the_lms_disagrees(tmp_path, capsys):
+    """Issue 42, class 13: the summary says that pending written answers count 0 (how many,
+    whose, which question), and the summary and ``gradebook late`` list every submission
+    whose Canvas late flag disagrees with the course file (either way); Moodle has none."""
+    from lecturelib.grading.core.report import NO_ANSWER, PENDING
+
+    text = "[assignments.a1]\ndue = 2026-10-05T23:59:00Z\ngrace_minutes = 10\npenalty_per_day = 0.25\n"
+    (tmp_path / "course.toml").write_text(text)
+    due = datetime.datetime(2026, 10, 5, 23, 59, tzinfo=UTC)
+    with Gradebook(tmp_path / "g.sqlite") as gb:
+        found = []
+        for student, minutes, flag, layout in [
+                ("201", -60, False, "canvas"),   # on time for both
+                ("202", 5, True, "canvas"),      # Canvas: late; the course file's grace: on time
+                ("203", 120, False, "canvas"),   # Canvas: on time; the course file: late
+                ("204", 120, True, "canvas"),    # late for both
+                ("205", 120, False, "moodle")]:  # Moodle writes no flag
+            sha = hashlib.sha256(student.encode()).hexdigest()
+            written = (QuestionResult("w1", 0, 3, NO_ANSWER, kind="written") if student == "201" else
+                       QuestionResult("w1", 0, 3, PENDING, pending=True, kind="written"))
+            gb.record(student, sha, GradeReport("x.ipynb", "a1", [QuestionResult("q1", 2, 2, "ok"),
+                                                                  written], []))
+            found.append(Found(student, "x", student, due + datetime.timedelta(minutes=minutes),
+                               (0, 0), flag, sha, layout=layout))
+        record_times(gb, "a1", found)
+        page = summary_page(gb, "a1", course=parse_course(text))
+    assert "4 written answer(s) of 4 student(s) are still pending: they count as 0" in page
+    assert "<h2>Pending written answers (counted 0 above)</h2>" in page and "<li>203 : w1</li>" in page
+    section = page.split("late flag disagrees with the course file</h2>")[1].split("</ul>")[0]
+    assert section.count("<li>") == 2
+    assert "202 : the LMS marks it late; the course file counts it on time" in section
+    assert "203 : the LMS does not mark it late; the course file does" in section
+    status = main(["gradebook", "late", "--assignment", "a1", "--course", str(tmp_path / "course.toml"),
+                   "--gradebook", str(tmp_path / "g.sqlite"), "--feedback", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0 and "2 where the LMS's late flag disagrees" in out
+    assert "202: the LMS marks it late" in out and "203: the LMS does not mark it late" in out

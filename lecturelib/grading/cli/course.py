@@ -205,9 +205,12 @@ def _late(args, book) -> int:
         if old:
             write_atomic(path, with_late_section(old, o))
             updated += 1
+    disagree = [o for _, o in sorted(results.items()) if o.lms_disagreement]
+    for o in disagree:
+        print(f"{o.student}: {o.lms_disagreement}")
     late = sum(o.late for o in results.values())
-    print(f"{len(results)} graded, {late} late; {updated} feedback file(s) updated in "
-          f"{plain(str(folder), 200)}")
+    print(f"{len(results)} graded, {late} late, {len(disagree)} where the LMS's late flag "
+          f"disagrees; {updated} feedback file(s) updated in {plain(str(folder), 200)}")
     return 0
 
 

@@ -261,6 +261,9 @@ class Outcome:
     reason: str           # why the credit is below 1 or unknown ("" when on time)
     submitted: datetime.datetime | None
     points_possible: float  # in the LMS
+    lms_late: bool | None = None   # the LMS's own late flag (Canvas's _late_), if it wrote one
+    due: datetime.datetime | None = None  # the student's due date, extension applied
+    grace: datetime.timedelta = datetime.timedelta(0)
 
     @property
     def final(self) -> float:
@@ -273,6 +276,30 @@ class Outcome:
     @property
     def late(self) -> bool:
         return self.credit < 1
+
+    @property
+    def after_due(self) -> bool | None:
+        """Whether the course file counts the submission late (after the due date and
+        the grace), or ``None`` without a due date or a submission time."""
+        if self.submitted is None or self.due is None:
+            return None
+        return self.submitted > self.due + self.grace
+
+    @property
+    def lms_disagreement(self) -> str:
+        """Why the LMS's late flag and the course file disagree ("" when they agree, or
+        when either says nothing)."""
+        if self.lms_late is None or self.submitted is None or self.after_due == self.lms_late:
+            return ""
+        when = f"handed in {_show(self.submitted)}"
+        if self.due is None:
+            return f"the LMS marks it late; the course file has no due date ({when})"
+        grace = f" + {fmt(self.grace.total_seconds() / 60)} min grace" if self.grace else ""
+        if self.lms_late:
+            return (f"the LMS marks it late; the course file counts it on time ({when}, due "
+                    f"{_show(self.due)}{grace})")
+        return (f"the LMS does not mark it late; the course file does ({when}, due "
+                f"{_show(self.due)}{grace}): check the due dates and extensions in both")
 
     @property
     def lms_score(self) -> float:
@@ -329,7 +356,8 @@ def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]
             result[student] = Outcome(student, raw, total, 1.0, reason, None, possible)
             continue
         credit, reason = policy.credit(student, when.submitted)
-        result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible)
+        result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible,
+                                  when.lms_flag, policy.due_for(student), policy.grace)
     return result
 
 
