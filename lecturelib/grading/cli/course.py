@@ -3,10 +3,12 @@
     lecturelib collect DOWNLOAD --assignment NAME --output DIR [--roster CSV] [--course TOML]
                                 [--gradebook FILE]
     lecturelib gradebook export [--assignment NAME] --format canvas|moodle|csv [--roster CSV]
-                                [--course TOML] [--output FILE]
+                                [--course TOML] [--output FILE] [--allow-unknown-extensions]
     lecturelib gradebook late --assignment NAME --course TOML [--roster CSV] [--feedback DIR]
+                              [--allow-unknown-extensions]
     lecturelib gradebook similarity --assignment NAME [--solutions DIR] [--output FILE]
     lecturelib gradebook summary --assignment NAME [--roster CSV] [--course TOML] [--output FILE]
+                                 [--allow-unknown-extensions]
 
 :mod:`.cli` adds these parsers (:func:`add_course_commands`) and hands the parsed
 arguments over (:func:`run_collect`, :func:`run_gradebook_action`).  Errors are

@@ -16,14 +16,24 @@ The submission time is the zip entry's: its extended-timestamp field (UTC) when 
 one, else its date and time read in the course's time zone; in a folder, the file's
 modification time.
 
-A zip is hostile input.  Before anything is extracted, every entry is checked and an entry
-that fails is refused with one line in the report, never a traceback: at most
-:data:`MAX_ENTRIES` entries, each at most the grader's notebook size cap, all together at
-most ``max_total`` bytes uncompressed and at most :data:`MAX_RATIO` times their
-compressed size (zip bombs); no absolute path, no ``..``, no backslash or control
-character in a name; no symbolic link or special file (the entry's Unix mode bits); no
-encrypted entry; no name twice.  Nothing is ever written where the zip says: only
-``OUTPUT/STUDENT.ipynb`` for a safe ``STUDENT``.  Every name in the report is escaped.
+Names are chosen by students.  The layout (``canvas``, ``moodle`` or ``plain``) is decided
+once for the whole download (:func:`download_layout`), and a student's id is read only
+from the part of a name that LMS writes (:func:`parse_canvas`, :func:`parse_moodle`); a
+name whose student-chosen part carries a second id pattern is refused, and an id that
+comes under two LMS names keeps none of its entries.  A roster maps only plain names.
+
+A zip is hostile input.  Before :mod:`zipfile` parses its directory, the end record is
+read: more than :data:`MAX_ENTRIES` entries (by its count, or by the entry signatures in
+the directory), or a directory over :data:`MAX_DIRECTORY_BYTES`, refuses the zip.  Before
+anything is extracted, every entry is checked and an entry that fails is refused with one
+line in the report, never a traceback: each at most the grader's notebook size cap, all
+together at most ``max_total`` bytes uncompressed and at most :data:`MAX_RATIO` times
+their compressed size; no entry whose bytes overlap another's (zip bombs); no absolute
+path, no ``..``, no backslash or control character in a name; no symbolic link or special
+file (the entry's Unix mode bits); no encrypted entry; no name twice.  Entries are copied
+1 MiB at a time into a staging folder inside the output, never held whole in memory.
+Nothing is ever written where the zip says: only ``OUTPUT/STUDENT.ipynb`` for a safe
+``STUDENT``.  Every name in the report is escaped.
 """
 
 from __future__ import annotations
@@ -159,7 +169,12 @@ def download_layout(names: list[list[str]]) -> str:
 
 
 class NameProblem(Exception):
-    """Why an entry's name is not one its download's LMS writes (one report line)."""
+    """Why an entry's name is not one its download's LMS writes (one report line).
+    ``hostile``: the name is refused (it could pass for someone else's), not just unmapped."""
+
+    def __init__(self, message: str, hostile: bool = False):
+        super().__init__(message)
+        self.hostile = hostile
 
 
 def _second_id(text: str) -> bool:
@@ -176,7 +191,8 @@ def parse_canvas(parts) -> tuple[str, str, tuple, bool]:
                           "Canvas download")
     if _second_id(match["original"]):
         raise NameProblem("the student's file name carries a second LMS id pattern (_ID_SUBMISSION_ "
-                          "or _ID_assignsubmission_): refused, it could pass for another student's")
+                          "or _ID_assignsubmission_): refused, it could pass for another student's",
+                          hostile=True)
     _, suffix = _version(match["original"])
     return match["uid"], match["login"], (int(match["sub"]), suffix), bool(match["late"])
 
@@ -192,7 +208,7 @@ def parse_moodle(parts) -> tuple[str, str, tuple, bool]:
                           "download")
     if len(ids) > 1 or CANVAS.match(first[ids[0].end():]):
         raise NameProblem("the name carries a second LMS id pattern: refused, it could pass for "
-                          "another student's")
+                          "another student's", hostile=True)
     if len(parts) == 1 and not first[ids[0].end():]:
         raise NameProblem("a Moodle folder name without a file")
     return ids[0]["uid"], first[:ids[0].start()], (0, 0), False
@@ -476,7 +492,7 @@ def _identify(entries: list[Entry], layout: str, refused: list, unmapped: list) 
         try:
             student, lms_name, order, late = PARSERS[layout](e.parts)
         except NameProblem as exc:
-            (refused if "second LMS id" in str(exc) else unmapped).append(f"{e.label}: {exc}")
+            (refused if exc.hostile else unmapped).append(f"{e.label}: {exc}")
             continue
         if not NAME.match(student):
             unmapped.append(f"{e.label}: the student {display(student)} is not a safe name ({NAME_RULE})")
