@@ -414,3 +414,25 @@ def test_kept_entries_are_streamed_to_disk(canvas_zip, tmp_path, monkeypatch):
     monkeypatch.setattr(zipfile.ZipExtFile, "read", recording)
     done = collect(canvas_zip, tmp_path / "out", assignment="01-bayes")
     assert done.kept and asked and all(0 < n <= 2**20 for n in asked), sorted(set(asked))
+
+
+def test_an_unreadable_latest_entry_gives_way_to_the_one_before(tmp_path):
+    """Only the kept entries are copied; a corrupt latest one is refused and the student's
+    previous submission is kept instead (and its file mode is an ordinary notebook's)."""
+    path = tmp_path / "corrupt.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        add(z, "doejane_1001_5001_a.ipynb", notebook_bytes("jane first"),
+            utc=datetime.datetime(2026, 10, 5, 9, tzinfo=UTC))
+        add(z, "doejane_1001_5002_a-1.ipynb", notebook_bytes("jane second"),
+            utc=datetime.datetime(2026, 10, 5, 10, tzinfo=UTC))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        second = z.getinfo("doejane_1001_5002_a-1.ipynb")
+    at = second.header_offset + 30 + len(second.filename) + len(second.extra)
+    data[at + 5] ^= 0xFF                                    # a flipped byte: the CRC fails
+    path.write_bytes(bytes(data))
+    done = collect(path, tmp_path / "out", assignment="01-bayes")
+    assert b"jane first" in (tmp_path / "out" / "1001.ipynb").read_bytes()
+    assert stat.S_IMODE(os.stat(tmp_path / "out" / "1001.ipynb").st_mode) == 0o644
+    assert len(done.refused) == 1 and "5002" in done.refused[0] and "corrupt" in done.refused[0]
+    assert os.listdir(tmp_path / "out") == ["1001.ipynb"]   # the staging folder is gone

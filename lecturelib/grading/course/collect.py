@@ -42,6 +42,7 @@ import contextlib
 import dataclasses
 import datetime
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -502,41 +503,42 @@ def _identify(entries: list[Entry], layout: str, refused: list, unmapped: list) 
     return found
 
 
-def _stage(found: list[Found], archive, folder: Path | None, staging: Path, refused: list):
-    """Copy every found notebook to ``staging`` (streamed, a bounded chunk at a time),
-    with its SHA-256; an entry that cannot be read is refused and dropped."""
-    kept = []
-    for i, f in enumerate(found):
-        target = staging / f"{i}.ipynb"
-        digest, size = hashlib.sha256(), 0
-        try:
-            if f.info is not None:
-                with archive.open(f.info) as member, open(target, "xb") as out:
-                    while chunk := member.read(1 << 20):
-                        size += len(chunk)
-                        if size > f.info.file_size:
-                            break
-                        digest.update(chunk)
-                        out.write(chunk)
-                ok = size == f.info.file_size
-            else:
+def _stage(f: Found, archive, folder: Path | None, staging: Path, refused: list) -> bool:
+    """Copy a notebook to ``staging`` (from a zip a bounded chunk at a time, never whole in
+    memory) and note its SHA-256; one that cannot be read is refused (``False``)."""
+    fd, name = tempfile.mkstemp(suffix=".ipynb", dir=staging)
+    os.fchmod(fd, 0o644)
+    target = Path(name)
+    digest, size = hashlib.sha256(), 0
+    try:
+        if f.info is not None:
+            with os.fdopen(fd, "wb") as out, archive.open(f.info) as member:
+                while chunk := member.read(1 << 20):
+                    size += len(chunk)
+                    if size > f.info.file_size:
+                        break
+                    digest.update(chunk)
+                    out.write(chunk)
+            ok = size == f.info.file_size
+        else:
+            with os.fdopen(fd, "wb") as out:
                 data = read_submission(Candidate("", folder, f.parts))
                 digest.update(data)
-                target.write_bytes(data)
-                ok = True
-        except Unreadable as exc:
-            refused.append(f"{f.source}: refused: {exc}")
-            continue
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
-                RuntimeError, zlib.error):
-            ok = False
-        if not ok:
-            refused.append(f"{f.source}: refused: could not be read (corrupt entry)")
-            target.unlink(missing_ok=True)
-            continue
-        f.staged, f.sha256 = target, digest.hexdigest()
-        kept.append(f)
-    found[:] = kept
+                out.write(data)
+            ok = True
+    except Unreadable as exc:
+        refused.append(f"{f.source}: refused: {exc}")
+        target.unlink(missing_ok=True)
+        return False
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
+            RuntimeError, zlib.error):
+        ok = False
+    if not ok:
+        refused.append(f"{f.source}: refused: could not be read (corrupt entry)")
+        target.unlink(missing_ok=True)
+        return False
+    f.staged, f.sha256 = target, digest.hexdigest()
+    return True
 
 
 # --------------------------------------------------------------------------------------
@@ -577,9 +579,10 @@ def _one_identity(found: list[Found], refused: list) -> list[Found]:
     return [f for f in found if f.student not in mixed]
 
 
-def _choose(found: list[Found], cap: int | None = None):
+def _choose(found: list[Found], cap: int | None, stage):
     """The latest submission of each student (with a ``cap``, the latest of the first
-    ``cap``); the others as report lines."""
+    ``cap``) that ``stage`` can copy (an unreadable one gives way to the one before it);
+    the others as report lines."""
     by_student: dict[str, list[Found]] = {}
     for f in found:
         by_student.setdefault(f.student, []).append(f)
@@ -590,9 +593,12 @@ def _choose(found: list[Found], cap: int | None = None):
             beyond += [f"{f.source} ({_iso(f.submitted)}): submission {i} of {student}, "
                        f"over the limit of {cap}" for i, f in enumerate(mine[cap:], cap + 1)]
             mine = mine[:cap]
-        kept[student] = mine[-1]
-        older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[-1].source} "
-                  f"({_iso(mine[-1].submitted)})" for f in mine[:-1]]
+        while mine and not stage(mine[-1]):
+            mine.pop()
+        if mine:
+            kept[student] = mine[-1]
+            older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[-1].source} "
+                      f"({_iso(mine[-1].submitted)})" for f in mine[:-1]]
     return kept, older, beyond
 
 
@@ -679,8 +685,8 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
         _prepare_output(output)
         staging = Path(tempfile.mkdtemp(prefix=".collect-", dir=output))
         try:
-            _stage(found, archive, folder, staging, refused)
-            kept, older, beyond = _choose(found, max_submissions)
+            kept, older, beyond = _choose(found, max_submissions, functools.partial(
+                _stage, archive=archive, folder=folder, staging=staging, refused=refused))
             for f in kept.values():
                 _write(output, f)
         finally:
