@@ -289,11 +289,14 @@ class Outcome:
     def lms_disagreement(self) -> str:
         """Why the LMS's late flag and the course file disagree ("" when they agree, or
         when either says nothing)."""
-        if self.lms_late is None or self.submitted is None or self.after_due == self.lms_late:
+        if self.lms_late is None or self.submitted is None:
             return ""
         when = f"handed in {_show(self.submitted)}"
         if self.due is None:
-            return f"the LMS marks it late; the course file has no due date ({when})"
+            return f"the LMS marks it late; the course file has no due date ({when})" \
+                if self.lms_late else ""
+        if self.after_due == self.lms_late:
+            return ""
         grace = f" + {fmt(self.grace.total_seconds() / 60)} min grace" if self.grace else ""
         if self.lms_late:
             return (f"the LMS marks it late; the course file counts it on time ({when}, due "
@@ -357,7 +360,8 @@ def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]
             continue
         credit, reason = policy.credit(student, when.submitted)
         result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible,
-                                  when.lms_flag, policy.due_for(student), policy.grace)
+                                  when.lms_flag if course is not None else None,
+                                  policy.due_for(student), policy.grace)
     return result
 
 
