@@ -325,15 +325,15 @@ def test_summary_and_late_say_what_is_pending_and_where_the_lms_disagrees(tmp_pa
         record_times(gb, "a1", found)
         page = summary_page(gb, "a1", course=parse_course(text))
     assert "4 written answer(s) of 4 student(s) are still pending: they count as 0" in page
-    assert "<h2>Pending written answers (counted 0 above)</h2>" in page and "<li>203 : w1</li>" in page
+    assert "<h2>Pending written answers (counted 0 above)</h2>" in page and "<li>203: w1</li>" in page
     section = page.split("late flag disagrees with the course file</h2>")[1].split("</ul>")[0]
     assert section.count("<li>") == 2
-    assert "202 : the LMS marks it late; the course file counts it on time" in section
-    assert "203 : the LMS does not mark it late; the course file does" in section
+    assert "202: the LMS marks it late; the course file counts it on time" in section
+    assert "203: the LMS does not mark it late; the course file does" in section
     with Gradebook(tmp_path / "g.sqlite") as gb:   # no due date: only the LMS's "late" is news
         page = summary_page(gb, "a1", course=parse_course("[assignments.a1]\npoints = 3\n"))
         listed = page.split("late flag disagrees with the course file</h2>")[1].split("</ul>")[0]
-        assert listed.count("<li>") == 2 and "202 : the LMS marks it late; the course file has no due" in listed
+        assert listed.count("<li>") == 2 and "202: the LMS marks it late; the course file has no due" in listed
         assert "late flag disagrees" not in summary_page(gb, "a1")   # no course file: nothing to compare
     status = main(["gradebook", "late", "--assignment", "a1", "--course", str(tmp_path / "course.toml"),
                    "--gradebook", str(tmp_path / "g.sqlite"), "--feedback", str(tmp_path)])

@@ -87,6 +87,10 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
     waiting = {q: sum(1 for _, pq in pending if pq == q) for _, q in pending}
     missing = [s for s in roster if s.id not in results] if roster is not None else []
     name = (lambda sid: roster.get(sid).name if roster is not None and sid in roster else "")
+
+    def who(sid: str) -> str:
+        return esc(sid) + (f" ({esc(name(sid))})" if name(sid) else "")
+
     total = statistics.mode(o.total for o in results.values())
     title = f"Summary: {assignment}"
     out = [HEAD.format(title=esc(title), style=STYLE), f"<h1>{esc(title)}</h1>",
@@ -108,7 +112,7 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
     out.append("</table>")
     if pending:
         out.append("<h2>Pending written answers (counted 0 above)</h2><ul>")
-        out += [f"<li>{esc(s)} {esc(name(s))}: {esc(', '.join(sorted(q for p, q in pending if p == s)))}</li>"
+        out += [f"<li>{who(s)}: {esc(', '.join(sorted(q for p, q in pending if p == s)))}</li>"
                 for s in sorted({s for s, _ in pending})]
         out.append("</ul>")
     if late:
@@ -121,8 +125,7 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
         out.append("</table>")
     if disagree:
         out.append("<h2>The LMS's late flag disagrees with the course file</h2><ul>")
-        out += [f"<li>{esc(o.student)} {esc(name(o.student))}: {esc(o.lms_disagreement)}</li>"
-                for o in disagree]
+        out += [f"<li>{who(o.student)}: {esc(o.lms_disagreement)}</li>" for o in disagree]
         out.append("</ul>")
     if missing:
         out.append("<h2>No submission</h2><ul>")
