@@ -436,3 +436,19 @@ def test_an_unreadable_latest_entry_gives_way_to_the_one_before(tmp_path):
     assert stat.S_IMODE(os.stat(tmp_path / "out" / "1001.ipynb").st_mode) == 0o644
     assert len(done.refused) == 1 and "5002" in done.refused[0] and "corrupt" in done.refused[0]
     assert os.listdir(tmp_path / "out") == ["1001.ipynb"]   # the staging folder is gone
+
+
+def test_corrupt_directories_are_one_line(tmp_path, canvas_zip):
+    """Found by fuzzing: a directory entry asking for zip version 10.3 (zipfile raises
+    NotImplementedError) and one whose local header lies outside the file are one line."""
+    data = bytearray(canvas_zip.read_bytes())
+    first = data.index(b"PK\x01\x02")
+    version = bytearray(data)
+    struct.pack_into("<H", version, first + 6, 103)
+    (tmp_path / "version.zip").write_bytes(bytes(version))
+    with pytest.raises(GradingError, match="not a readable zip"):
+        collect(tmp_path / "version.zip", tmp_path / "o1", assignment="01-bayes")
+    struct.pack_into("<L", data, first + 42, len(data) + 10)    # its local header's offset
+    (tmp_path / "offset.zip").write_bytes(bytes(data))
+    done = collect(tmp_path / "offset.zip", tmp_path / "o2", assignment="01-bayes")
+    assert any("doejane_1001_5001" in line and "corrupt" in line for line in done.refused)

@@ -380,7 +380,7 @@ def _open_zip(path: Path):
     try:
         directory = _check_directory(handle, info.st_size, label)
         return handle, zipfile.ZipFile(handle), directory
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error):
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, NotImplementedError):
         handle.close()
         raise GradingError(f"{label} is not a readable zip file") from None
     except GradingError:
@@ -394,8 +394,10 @@ def _overlapping(handle, infos, directory: int) -> dict[int, str]:
     directory: a zip bomb can point many entries at the same compressed bytes."""
     spans, why = [], {}
     for i, info in enumerate(infos):
-        handle.seek(info.header_offset)
-        header = handle.read(LOCAL_HEADER.size)
+        header = b""
+        if 0 <= info.header_offset < directory:
+            handle.seek(info.header_offset)
+            header = handle.read(LOCAL_HEADER.size)
         if len(header) != LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
             why[i] = "could not be read (corrupt entry)"
             continue
