@@ -8,6 +8,7 @@ import os
 import stat
 import struct
 import zipfile
+import zlib
 
 import nbformat
 import pytest
@@ -212,7 +213,10 @@ def test_roster_errors(tmp_path):
                           ("id,name\n1,A\n1,B\n", "listed twice"),
                           ("id,name\n../x,A\n", "not a safe student id"),
                           ("id,name\n", "lists no student"),
-                          ("id,name,ID\n1,A,2\n", "twice")]:
+                          ("id,name,ID\n1,A,2\n", "twice"),
+                          # issue 42, class 11: an unclosed quote swallowed the rest of the file
+                          ('id,name\n1,"Doe, Jane\n2,Bob\n3,Ann\n', "line 4: not readable as CSV"),
+                          ('id,name\n1,"Doe,\nJane"\n2,Bob\n', "line 3: a field runs over a line break")]:
         with pytest.raises(GradingError, match=message):
             parse_roster(text)
     roster = parse_roster("Identifier,Full name,Email address,ID number,Status\n"
@@ -249,3 +253,202 @@ def test_cli_collect(canvas_zip, tmp_path, capsys):
         status, out, err = run_cli(capsys, "collect", *argv, "--gradebook", tmp_path / "g.sqlite")
         assert status == 2 and message in err, (args, err)
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+# ------------------------------------------- issue 42 (round three), classes 1, 2 and 10
+
+
+def collected_from(tmp_path, entries, roster=None, name="download.zip", **kwargs):
+    """``collect`` of a zip holding ``entries`` (name -> (text, hour of 5 October))."""
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w") as z:
+        for entry, (text, hour) in entries.items():
+            add(z, entry, notebook_bytes(text), utc=datetime.datetime(2026, 10, 5, hour, tzinfo=UTC))
+    out = tmp_path / (name + ".out")
+    return collect(path, out, assignment="01-bayes", roster=roster, **kwargs), out
+
+
+@pytest.mark.parametrize("victim, attacks", [
+    ("doejane_1001_5001_01-bayes.ipynb",                      # Canvas: the student's own name
+     ["roebob_1002_5003_x_1001_assignsubmission_file_01-bayes.ipynb",  # carries Moodle's id
+      "roebob_1002_5004_doejane_1001_5009_01-bayes.ipynb"]),  # or Canvas's
+    ("Jane Doe_1001_assignsubmission_file_01-bayes.ipynb",    # Moodle's flat layout
+     ["Bob Roe_1002_assignsubmission_file_x_1001_assignsubmission_file_01-bayes.ipynb",
+      "Bob Roe_1002_assignsubmission_file_doejane_1001_5009_01-bayes.ipynb"]),
+])
+def test_a_students_file_name_never_takes_a_classmates_place(tmp_path, victim, attacks):
+    """Class 1: the id is read from the part of the name the LMS writes, in the layout of
+    the whole download; a name carrying a second id pattern is refused, never mapped."""
+    entries = {victim: ("jane's own", 9), **{a: (f"bob's forgery {i}", 20 + i) for i, a in enumerate(attacks)}}
+    entries["roebob_1002_5002_01-bayes.ipynb" if "_5001_" in victim else
+            "Bob Roe_1002_assignsubmission_file_01-bayes.ipynb"] = ("bob's own", 10)
+    done, out = collected_from(tmp_path, entries)
+    assert b"jane's own" in (out / "1001.ipynb").read_bytes()
+    assert b"bob's own" in (out / "1002.ipynb").read_bytes()
+    assert not done.older and sorted(done.kept) == ["1001", "1002"]
+    for attack in attacks:
+        assert any(attack[:20] in line and "second LMS id pattern" in line for line in done.refused), done.refused
+
+
+def test_layouts_are_decided_per_download(tmp_path):
+    """A download mixing Canvas's and Moodle's names is refused; an id under two LMS names
+    keeps none of its entries; a plain name in a Canvas download is not a student."""
+    with pytest.raises(GradingError, match="mixes Canvas names"):
+        collected_from(tmp_path, {"doejane_1001_5001_a.ipynb": ("a", 9),
+                                  "Bob Roe_1002_assignsubmission_file_/a.ipynb": ("b", 9)})
+    done, out = collected_from(tmp_path, {"doejane_1001_5001_a.ipynb": ("jane", 9),
+                                          "mallory_1001_5002_a.ipynb": ("mallory", 10),
+                                          "roebob_1002_5003_a.ipynb": ("bob", 9),
+                                          "1003.ipynb": ("plain", 9)}, name="two-names.zip")
+    assert sorted(done.kept) == ["1002"] and done.layout == "canvas"
+    assert sum("more than one name" in line for line in done.refused) == 2
+    assert any("'1003.ipynb'" in line and "not a Canvas name" in line for line in done.unmapped)
+
+
+def test_the_roster_never_remaps_an_lms_id(tmp_path):
+    """Class 2: a Canvas user id is an id, even when it is another student's SIS id or
+    login; logins, e-mails and SIS ids map plain names only, and never ambiguously."""
+    roster = parse_roster("id,name,sis_id,login,email\n1001,Jane Doe,2002,jdoe,jane@x.org\n"
+                          "1003,Ann Smith,S-3,asmith,jdoe@x.org\n1004,Al Bo,jane@x.org,abo,al@x.org\n")
+    done, out = collected_from(tmp_path, {"doejane_1001_5001_a.ipynb": ("jane", 9),
+                                          "strangerx_2002_5002_a.ipynb": ("stranger", 20)}, roster)
+    assert b"jane" in (out / "1001.ipynb").read_bytes() and b"stranger" in (out / "2002.ipynb").read_bytes()
+    assert done.not_on_roster == ["2002: 'strangerx_2002_5002_a.ipynb'"] and not done.older
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for name in ("jdoe", "asmith", "jane@x.org", "2002"):
+        (folder / f"{name}.ipynb").write_bytes(notebook_bytes(name))
+    done = collect(folder, tmp_path / "plain-out", assignment="01-bayes", roster=roster)
+    assert sorted(done.kept) == ["1001", "1003"], done.report()   # jdoe and 2002 are 1001's
+    assert any("'jane@x.org.ipynb'" in line and "more than one student" in line for line in done.unmapped)
+
+
+def overlapping_zip(path, n: int, kernel: bytes):
+    """A zip whose ``n`` stored entries all end at the same bytes: entry i's data is every
+    later entry's local header and the kernel, each with its right CRC (a quadratic bomb
+    that no per-entry rule sees)."""
+    names = [f"user{i}_{1000 + i}_{5000 + i}_a.ipynb".encode() for i in range(n)]
+    headers, data = [b""] * n, kernel
+    for i in reversed(range(n)):
+        crc = zlib.crc32(data)
+        header = struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, 0, 0, 0x5b45, crc, len(data),
+                             len(data), len(names[i]), 0) + names[i]
+        headers[i] = (header, crc, len(data))
+        data = header + data
+    offsets, at = [], 0
+    for header, _, _ in headers:
+        offsets.append(at)
+        at += len(header)
+    blob = b"".join(h for h, _, _ in headers) + kernel
+    directory = b"".join(struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x5b45, crc, size,
+                                     size, len(names[i]), 0, 0, 0, 0, 0, offsets[i]) + names[i]
+                         for i, (_, crc, size) in enumerate(headers))
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, n, n, len(directory), len(blob), 0)
+    path.write_bytes(blob + directory + end)
+
+
+def test_entries_that_overlap_are_refused(tmp_path):
+    """Class 10: entries pointing into each other's bytes are refused, each of them."""
+    path = tmp_path / "overlap.zip"
+    overlapping_zip(path, 40, notebook_bytes("k") + b" " * 200_000)
+    with zipfile.ZipFile(path) as z:    # a valid zip: zipfile reads every entry, CRC and all
+        assert sum(len(z.read(i)) for i in z.infolist()) > 40 * 200_000 > 20 * path.stat().st_size
+    done = collect(path, tmp_path / "out", assignment="01-bayes")
+    assert not done.kept and len(done.refused) == 40
+    assert all("overlap another entry" in line for line in done.refused)
+
+
+def test_the_directory_is_bounded_before_zipfile_parses_it(tmp_path, monkeypatch, canvas_zip):
+    """Class 10: the end record's entry count, the directory's size and its number of
+    entry signatures are checked before zipfile reads the directory (which it reads by
+    size, whatever the count says); a zip64 end record counts too."""
+    def never(*args, **kwargs):
+        raise AssertionError("zipfile parsed the directory")
+
+    data = canvas_zip.read_bytes()
+    end = data.rindex(b"PK\x05\x06")
+    one = data[:end + 8] + struct.pack("<HH", 1, 1) + data[end + 12:]   # says 1, holds 13
+    for lying, message in [(zip64_claiming(data, 2_000_000), "2000000 entries"),
+                           (one, "entries, more than 5")]:
+        path = tmp_path / "lying.zip"
+        path.write_bytes(lying)
+        monkeypatch.setattr(col, "MAX_ENTRIES", 5)
+        monkeypatch.setattr(col.zipfile, "ZipFile", never)
+        with pytest.raises(GradingError, match=message):
+            collect(path, tmp_path / "o", assignment="01-bayes")
+        monkeypatch.undo()
+    monkeypatch.setattr(col, "MAX_DIRECTORY_BYTES", 100)
+    monkeypatch.setattr(col.zipfile, "ZipFile", never)
+    with pytest.raises(GradingError, match="central directory is larger than 100 bytes"):
+        collect(canvas_zip, tmp_path / "big-directory", assignment="01-bayes")
+
+
+def zip64_claiming(data: bytes, count: int) -> bytes:
+    """The zip ``data`` with a zip64 end record (and its locator) that claims ``count``
+    entries, as zipfile reads it."""
+    end = data.rindex(b"PK\x05\x06")
+    size, offset = struct.unpack_from("<LL", data, end + 12)
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, size, offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, end, 1)
+    return data[:end] + record + locator + data[end:]
+
+
+def test_zip64_downloads_are_read(tmp_path, monkeypatch):
+    """A zip with a zip64 end record (as zipfile writes past 65 535 entries) is read."""
+    monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 1)
+    done, out = collected_from(tmp_path, {"doejane_1001_5001_a.ipynb": ("jane", 9),
+                                          "roebob_1002_5002_a.ipynb": ("bob", 9)})
+    assert b"PK\x06\x06" in (tmp_path / "download.zip").read_bytes()
+    assert sorted(done.kept) == ["1001", "1002"] and not done.refused
+
+
+def test_kept_entries_are_streamed_to_disk(canvas_zip, tmp_path, monkeypatch):
+    """Class 10: an entry is copied a bounded chunk at a time, never read whole."""
+    asked = []
+    read = zipfile.ZipExtFile.read
+
+    def recording(self, n=-1):
+        asked.append(n)
+        return read(self, n)
+
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", recording)
+    done = collect(canvas_zip, tmp_path / "out", assignment="01-bayes")
+    assert done.kept and asked and all(0 < n <= 2**20 for n in asked), sorted(set(asked))
+
+
+def test_an_unreadable_latest_entry_gives_way_to_the_one_before(tmp_path):
+    """Only the kept entries are copied; a corrupt latest one is refused and the student's
+    previous submission is kept instead (and its file mode is an ordinary notebook's)."""
+    path = tmp_path / "corrupt.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        add(z, "doejane_1001_5001_a.ipynb", notebook_bytes("jane first"),
+            utc=datetime.datetime(2026, 10, 5, 9, tzinfo=UTC))
+        add(z, "doejane_1001_5002_a-1.ipynb", notebook_bytes("jane second"),
+            utc=datetime.datetime(2026, 10, 5, 10, tzinfo=UTC))
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        second = z.getinfo("doejane_1001_5002_a-1.ipynb")
+    at = second.header_offset + 30 + len(second.filename) + len(second.extra)
+    data[at + 5] ^= 0xFF                                    # a flipped byte: the CRC fails
+    path.write_bytes(bytes(data))
+    done = collect(path, tmp_path / "out", assignment="01-bayes")
+    assert b"jane first" in (tmp_path / "out" / "1001.ipynb").read_bytes()
+    assert stat.S_IMODE(os.stat(tmp_path / "out" / "1001.ipynb").st_mode) == 0o644
+    assert len(done.refused) == 1 and "5002" in done.refused[0] and "corrupt" in done.refused[0]
+    assert os.listdir(tmp_path / "out") == ["1001.ipynb"]   # the staging folder is gone
+
+
+def test_corrupt_directories_are_one_line(tmp_path, canvas_zip):
+    """Found by fuzzing: a directory entry asking for zip version 10.3 (zipfile raises
+    NotImplementedError) and one whose local header lies outside the file are one line."""
+    data = bytearray(canvas_zip.read_bytes())
+    first = data.index(b"PK\x01\x02")
+    version = bytearray(data)
+    struct.pack_into("<H", version, first + 6, 103)
+    (tmp_path / "version.zip").write_bytes(bytes(version))
+    with pytest.raises(GradingError, match="not a readable zip"):
+        collect(tmp_path / "version.zip", tmp_path / "o1", assignment="01-bayes")
+    struct.pack_into("<L", data, first + 42, len(data) + 10)    # its local header's offset
+    (tmp_path / "offset.zip").write_bytes(bytes(data))
+    done = collect(tmp_path / "offset.zip", tmp_path / "o2", assignment="01-bayes")
+    assert any("doejane_1001_5001" in line and "corrupt" in line for line in done.refused)

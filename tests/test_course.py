@@ -90,7 +90,22 @@ def test_credit_windows(course, hours, student, credit):
     ("timezone = 'Mars/Olympus'", "unknown time zone"),
     ("[assignments.a]\ndue = 2026-10-05T23:59:00\npoints = 0", "positive"),
     ("due = [", "not valid TOML"),
-    ("[assignments.a]\nmax_submissions = 0", "at least 1"),
+    ("[assignments.a]\nmax_submissions = 0", "from 1 to 1000"),
+    # issue 42, class 11: each of these was a traceback or an accepted absurdity
+    ("[assignments.a]\ndue = 0001-01-01T00:00:00\n[assignments.a.extensions]\n'x' = 2", "between 1970"),
+    ("timezone = 'Europe/Zurich'\n[assignments.a]\ndue = 0001-01-01T00:00:00", "between 1970"),
+    ("[assignments.a]\ndue = 9999-12-31T23:00:00\n[assignments.a.extensions]\n'x' = 2", "between 1970"),
+    ("[assignments.a]\ndue = 2026-10-05T23:59:00\ncredit = [{until = 9999-12-31T23:59:00, percent = 5}]",
+     "between 1970"),
+    ("[assignments.a]\ndue = 2026-10-05T23:59:00\ngrace_minutes = inf", "'grace_minutes' must be"),
+    ("[assignments.a]\ndue = 2026-10-05T23:59:00\ngrace_minutes = 1e300", "'grace_minutes' must be"),
+    ("[assignments.a]\ndue = 2026-10-05T23:59:00\ngrace_minutes = nan", "'grace_minutes' must be"),
+    ("[assignments.a]\npoints = inf", "'points' must be"),
+    ("[assignments.a]\nmax_late_days = 99999999999999999", "'max_late_days' must be"),
+    ("timezone = 'America'", "unknown time zone"),
+    ("timezone = '" + "A" * 5000 + "'", "unknown time zone"),
+    ("a = " + "[" * 5000 + "]" * 5000, "nested too deeply"),
+    ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "nested too deeply"),
 ])
 def test_course_errors(text, message):
     with pytest.raises(GradingError, match=message):
@@ -115,7 +130,8 @@ def test_outcomes_from_the_gradebook(course, tmp_path):
             book.record(student, sha, _report("per-day", points))
             if student != "untimed":
                 stored = data if student != "other-file" else b"the collected one"
-                found.append(Found(student, "", student, after(hours), (0, 0), False, stored))
+                found.append(Found(student, "", student, after(hours), (0, 0), False,
+                                   hashlib.sha256(stored).hexdigest()))
         record_times(book, "per-day", found)
         result = outcomes(book, "per-day", course)
     assert result["on-time"].final == 6 and result["on-time"].lms_score == 10
@@ -141,3 +157,23 @@ def test_readme_example_is_valid():
     assert policy.due == datetime.datetime(2026, 10, 5, 21, 59, tzinfo=UTC)  # Zurich summer time
     assert (policy.points, policy.penalty_per_day, policy.max_late_days) == (10, 0.1, 5)
     assert policy.lms_name == "Exercise 1 (123456)" and list(policy.extensions) == ["12345"]
+
+
+def test_bad_course_files_are_one_line_errors_on_the_command_line(tmp_path, capsys):
+    """Class 11, as a person meets it: every bad course file above, given to the commands
+    that read one, is one line on standard error and exit status 2, never a traceback."""
+    from lecturelib.grading.cli import main
+
+    book = tmp_path / "g.sqlite"
+    Gradebook(book).close()
+    (tmp_path / "download.zip").write_bytes(b"")
+    for i, (text, message) in enumerate(test_course_errors.pytestmark[0].args[1]):
+        path = tmp_path / f"course{i}.toml"
+        path.write_text(text)
+        for argv in (["gradebook", "late", "--assignment", "a", "--course", path],
+                     ["gradebook", "summary", "--assignment", "a", "--course", path],
+                     ["collect", tmp_path / "download.zip", "--assignment", "a", "--output",
+                      tmp_path / "out", "--course", path]):
+            status = main([str(a) for a in argv] + ["--gradebook", str(book)])
+            err = capsys.readouterr().err
+            assert status == 2 and message in err and len(err.strip().splitlines()) == 1, (text[:80], err)

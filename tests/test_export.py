@@ -81,7 +81,7 @@ def book(tmp_path_factory):
             data = student.encode()
             gb.record(student, hashlib.sha256(data).hexdigest(), _report("a1", *q))
             found.append(Found(student, "", student, due + datetime.timedelta(hours=hours), (0, 0),
-                               False, data))
+                               False, hashlib.sha256(data).hexdigest()))
         record_times(gb, "a1", found)
         gb.record("101", "-", _report("a2", 1, 4))
     return Gradebook(path)
@@ -149,6 +149,31 @@ def test_late_command_writes_the_reason(book, tmp_path, capsys):
     assert once.startswith("# Feedback: a1") and "1 day(s) late, penalty 25% of the score" in once
     assert main(argv) == 0 and (folder / "103.md").read_text() == once
     assert not (folder / "101.md").exists()   # only existing feedback files are updated
+
+
+def test_extensions_for_unknown_students_are_refused_unless_told(book, tmp_path, capsys):
+    """Issue 42, class 12: an extension for an id neither in the gradebook nor on the roster
+    (here "1O2", a typo for 102, whose real extension is missing) is listed and refused by
+    every command that applies the course file, unless --allow-unknown-extensions."""
+    (tmp_path / "course.toml").write_text(COURSE.replace('"102" = 3', '"1O2" = 3\n"104" = 1'))
+    (tmp_path / "roster.csv").write_text(ROSTER)
+    common = ["--course", tmp_path / "course.toml", "--gradebook", book.path]
+    commands = [["gradebook", "late", "--assignment", "a1", "--feedback", tmp_path, "--roster",
+                 tmp_path / "roster.csv"],
+                ["gradebook", "export", "--format", "canvas", "--roster", tmp_path / "roster.csv",
+                 "--output", tmp_path / "c.csv"],
+                ["gradebook", "summary", "--assignment", "a1", "--roster", tmp_path / "roster.csv",
+                 "--output", tmp_path / "s.html"]]
+    for argv in commands:
+        status = main([str(a) for a in argv + common])
+        err = capsys.readouterr().err
+        assert status == 2 and "a1: '1O2'" in err and "104" not in err, (argv, err)  # 104: on the roster
+        assert len(err.strip().splitlines()) == 1
+        status = main([str(a) for a in argv + common + ["--allow-unknown-extensions"]])
+        err = capsys.readouterr().err
+        assert status == 0 and "note: 1 extension(s)" in err and "a1: '1O2'" in err, (argv, err)
+    status = main([str(a) for a in commands[0][:-2] + common])   # no roster: 104 is unknown too
+    assert status == 2 and "a1: '104'" in capsys.readouterr().err
 
 
 def test_cli_errors_one_line(book, tmp_path, capsys):
@@ -238,7 +263,8 @@ def test_instructors_week(tmp_path, capsys):
                                solutions, "--gradebook", book, "--jobs", "2", "--timeout", "30")
         assert status == 0, out + err
         status, out, err = run("gradebook", "late", "--assignment", "toy", "--course",
-                               tmp_path / "course.toml", "--gradebook", book)
+                               tmp_path / "course.toml", "--roster", tmp_path / "roster.csv",
+                               "--gradebook", book)
         assert status == 0, err
     canvas_out = (tmp_path / "canvas").iterdir()
     assert sorted(p.name for p in canvas_out) == ["11.ipynb", "12.ipynb", "13.ipynb", "19.ipynb"]
@@ -270,3 +296,47 @@ def test_instructors_week(tmp_path, capsys):
                            "--gradebook", tmp_path / "canvas.sqlite")
     page = (tmp_path / "reports" / "toy-summary.html").read_text()
     assert status == 0 and "4 graded; 6 on the roster, 3 of them with no submission" in page and "q3" in page
+
+
+def test_summary_and_late_say_what_is_pending_and_where_the_lms_disagrees(tmp_path, capsys):
+    """Issue 42, class 13: the summary says that pending written answers count 0 (how many,
+    whose, which question), and the summary and ``gradebook late`` list every submission
+    whose Canvas late flag disagrees with the course file (either way); Moodle has none."""
+    from lecturelib.grading.core.report import NO_ANSWER, PENDING
+
+    text = "[assignments.a1]\ndue = 2026-10-05T23:59:00Z\ngrace_minutes = 10\npenalty_per_day = 0.25\n"
+    (tmp_path / "course.toml").write_text(text)
+    due = datetime.datetime(2026, 10, 5, 23, 59, tzinfo=UTC)
+    with Gradebook(tmp_path / "g.sqlite") as gb:
+        found = []
+        for student, minutes, flag, layout in [
+                ("201", -60, False, "canvas"),   # on time for both
+                ("202", 5, True, "canvas"),      # Canvas: late; the course file's grace: on time
+                ("203", 120, False, "canvas"),   # Canvas: on time; the course file: late
+                ("204", 120, True, "canvas"),    # late for both
+                ("205", 120, False, "moodle")]:  # Moodle writes no flag
+            sha = hashlib.sha256(student.encode()).hexdigest()
+            written = (QuestionResult("w1", 0, 3, NO_ANSWER, kind="written") if student == "201" else
+                       QuestionResult("w1", 0, 3, PENDING, pending=True, kind="written"))
+            gb.record(student, sha, GradeReport("x.ipynb", "a1", [QuestionResult("q1", 2, 2, "ok"),
+                                                                  written], []))
+            found.append(Found(student, "x", student, due + datetime.timedelta(minutes=minutes),
+                               (0, 0), flag, sha, layout=layout))
+        record_times(gb, "a1", found)
+        page = summary_page(gb, "a1", course=parse_course(text))
+    assert "4 written answer(s) of 4 student(s) are still pending: they count as 0" in page
+    assert "<h2>Pending written answers (counted 0 above)</h2>" in page and "<li>203: w1</li>" in page
+    section = page.split("late flag disagrees with the course file</h2>")[1].split("</ul>")[0]
+    assert section.count("<li>") == 2
+    assert "202: the LMS marks it late; the course file counts it on time" in section
+    assert "203: the LMS does not mark it late; the course file does" in section
+    with Gradebook(tmp_path / "g.sqlite") as gb:   # no due date: only the LMS's "late" is news
+        page = summary_page(gb, "a1", course=parse_course("[assignments.a1]\npoints = 3\n"))
+        listed = page.split("late flag disagrees with the course file</h2>")[1].split("</ul>")[0]
+        assert listed.count("<li>") == 2 and "202: the LMS marks it late; the course file has no due" in listed
+        assert "late flag disagrees" not in summary_page(gb, "a1")   # no course file: nothing to compare
+    status = main(["gradebook", "late", "--assignment", "a1", "--course", str(tmp_path / "course.toml"),
+                   "--gradebook", str(tmp_path / "g.sqlite"), "--feedback", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert status == 0 and "2 where the LMS's late flag disagrees" in out
+    assert "202: the LMS marks it late" in out and "203: the LMS does not mark it late" in out

@@ -195,3 +195,30 @@ def test_same_form_compares_every_array_shape_exactly():
     with pytest.raises(compare.Mismatch):
         compare.same_form({"a": [np.zeros(3), np.zeros((4, 0))]}, {"a": [np.zeros(3), np.zeros((4, 4))]})
     compare.same_form({"a": [1.0, [1, 2]]}, {"a": [2.0, np.array([3.0, 4.0])]})
+
+
+# ------------------------------------------------- round three, class 9: the feedback
+
+
+@pytest.mark.parametrize("claimed", ["**Score: 23 / 23**", "<b>Score: 23 / 23</b>",
+                                     "[full marks](http://evil.example)", "![x](x.png)",
+                                     "$\\huge 23/23$", "`23/23`", "www.evil.example", "a@evil.example",
+                                     "## Score 23 | 23 |", "~~Score: 0~~"])
+def test_the_notebooks_own_assignment_name_is_shown_literally_in_the_feedback(claimed):
+    """Issue 42, class 9: what ``metadata.lecturelib.assignment`` says reaches the feedback
+    file's notes as text, in every Markdown renderer: no emphasis, HTML, link, math, code."""
+    from markdown_it import MarkdownIt
+
+    nb = {"metadata": {"lecturelib": {"assignment": claimed}}, "cells": []}
+    run = answers.Run({"q1": [answers.Answer(True, 0.5)]}, {}, [])
+    report = score.report_for_run(nb, "x.ipynb", "toy", QUESTIONS[:1], REFERENCE, run)
+    feedback = report.feedback("jane_doe")
+    assert "says it belongs to assignment" in feedback
+    html = MarkdownIt("gfm-like").enable("table").render(feedback)
+    for tag in ("<b>", "<img", "<a ", "<code>", "<h2", "<s>", "<del>", "<em>"):
+        assert tag not in html, (tag, html)
+    assert html.count("<strong>") == 1    # the grader's own score line, nothing else
+    assert "$" not in feedback.replace("\\$", "")   # no math for MyST or MathJax
+    shown = MarkdownIt("commonmark").render(feedback.split("Notes:")[1])
+    quoted = repr(claimed)[1:-1]          # the note quotes the name with repr
+    assert quoted.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in shown

@@ -3,10 +3,12 @@
     lecturelib collect DOWNLOAD --assignment NAME --output DIR [--roster CSV] [--course TOML]
                                 [--gradebook FILE]
     lecturelib gradebook export [--assignment NAME] --format canvas|moodle|csv [--roster CSV]
-                                [--course TOML] [--output FILE]
-    lecturelib gradebook late --assignment NAME --course TOML [--feedback DIR]
+                                [--course TOML] [--output FILE] [--allow-unknown-extensions]
+    lecturelib gradebook late --assignment NAME --course TOML [--roster CSV] [--feedback DIR]
+                              [--allow-unknown-extensions]
     lecturelib gradebook similarity --assignment NAME [--solutions DIR] [--output FILE]
     lecturelib gradebook summary --assignment NAME [--roster CSV] [--course TOML] [--output FILE]
+                                 [--allow-unknown-extensions]
 
 :mod:`.cli` adds these parsers (:func:`add_course_commands`) and hands the parsed
 arguments over (:func:`run_collect`, :func:`run_gradebook_action`).  Errors are
@@ -51,11 +53,15 @@ def add_course_commands(sub, gsub) -> None:
                         "the per-question scores, without one final score per assignment")
     e.add_argument("--roster", help="CSV of student ids and names: the LMS ids in the export")
     e.add_argument("--course", help="the course file: late policy, extensions and points")
+    _allow_unknown(e)
 
     late = gsub.add_parser("late", help="apply the course's deadlines and late policy: a table, "
                                         "and a section in every feedback file")
     late.add_argument("--assignment", required=True)
     late.add_argument("--course", required=True)
+    late.add_argument("--roster", help="CSV of student ids and names: students with an extension "
+                                       "who have no graded submission yet")
+    _allow_unknown(late)
     late.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
     late.add_argument("--feedback", help="the feedback folder (default: feedback/ASSIGNMENT "
                                          "beside the gradebook)")
@@ -74,7 +80,25 @@ def add_course_commands(sub, gsub) -> None:
     m.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
     m.add_argument("--roster")
     m.add_argument("--course")
+    _allow_unknown(m)
     m.add_argument("--output", help="default: reports/ASSIGNMENT-summary.html beside the gradebook")
+
+
+def _allow_unknown(parser) -> None:
+    parser.add_argument("--allow-unknown-extensions", action="store_true",
+                        help="apply the course file even when it gives extensions to students "
+                             "neither in the gradebook nor on the roster (they are listed)")
+
+
+def _extensions(args, book, assignments, course, roster) -> None:
+    """Refuse (or, when allowed, list) extensions for students nobody knows."""
+    from ..course.policy import check_extensions
+
+    lines = check_extensions(book, assignments, course, roster,
+                             allow_unknown=args.allow_unknown_extensions)
+    if lines:
+        print(f"lecturelib: note: {len(lines)} extension(s) for students neither in the gradebook "
+              f"nor on the roster, not applied to anyone: {'; '.join(lines[:20])}", file=sys.stderr)
 
 
 def handles(args) -> bool:
@@ -141,8 +165,12 @@ def _write(args, text: str, default: Path | None = None) -> None:
 def _export(args, book) -> int:
     from ..course.export import export_grades
 
-    roster = _roster(args)
-    text = export_grades(book, args.format, roster=roster, course=_course(args),
+    roster, course = _roster(args), _course(args)
+    if course is not None:
+        names = [args.assignment] if args.assignment else \
+            [r[0] for r in book.db.execute("SELECT DISTINCT assignment FROM submissions")]
+        _extensions(args, book, names, course, roster)
+    text = export_grades(book, args.format, roster=roster, course=course,
                          assignment=args.assignment, allow_pending=args.allow_pending)
     if roster is not None:
         known = {s.id for s in roster}
@@ -161,6 +189,7 @@ def _late(args, book) -> int:
     course = read_course(args.course)
     if args.assignment not in course.assignments:
         raise GradingError(f"the course file has no assignment {args.assignment!r}")
+    _extensions(args, book, [args.assignment], course, _roster(args))
     results = outcomes(book, args.assignment, course)
     if not results:
         raise GradingError(f"the gradebook {book.path} has no results for assignment {args.assignment!r}")
@@ -178,9 +207,12 @@ def _late(args, book) -> int:
         if old:
             write_atomic(path, with_late_section(old, o))
             updated += 1
+    disagree = [o for _, o in sorted(results.items()) if o.lms_disagreement]
+    for o in disagree:
+        print(f"{o.student}: {o.lms_disagreement}")
     late = sum(o.late for o in results.values())
-    print(f"{len(results)} graded, {late} late; {updated} feedback file(s) updated in "
-          f"{plain(str(folder), 200)}")
+    print(f"{len(results)} graded, {late} late, {len(disagree)} where the LMS's late flag "
+          f"disagrees; {updated} feedback file(s) updated in {plain(str(folder), 200)}")
     return 0
 
 
@@ -211,6 +243,8 @@ def _similarity(args, book) -> int:
 def _summary(args, book) -> int:
     from ..course.summary import summary_page
 
-    page = summary_page(book, args.assignment, roster=_roster(args), course=_course(args))
+    roster, course = _roster(args), _course(args)
+    _extensions(args, book, [args.assignment], course, roster)
+    page = summary_page(book, args.assignment, roster=roster, course=course)
     _write(args, page, book.path.parent / "reports" / f"{args.assignment}-summary.html")
     return 0

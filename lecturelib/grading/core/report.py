@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import stat
 import tempfile
 import unicodedata
@@ -115,7 +116,8 @@ class GradeReport:
 
     def feedback(self, student: str) -> str:
         """A Markdown feedback page for the student: question, points, reason."""
-        lines = [f"# Feedback: {self.assignment}", "", f"Student: {plain(student, 100)}", "",
+        lines = [f"# Feedback: {_markdown(self.assignment, 100)}", "",
+                 f"Student: {_markdown(student, 100)}", "",
                  f"**Score: {fmt(self.score)} / {fmt(self.total)}**", "",
                  "| question | points | max | result |", "|---|---:|---:|---|"]
         for q in self.questions:
@@ -132,7 +134,7 @@ class GradeReport:
             lines += ["", f"Written answers still to be graded: {', '.join(self.pending)}."]
         notes = [f"code cell {i} was skipped: it {r}" for i, r in self.skipped_cells] + self.notes
         if notes:
-            lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
+            lines += ["", "Notes:", ""] + [f"- {_markdown(n, 400)}" for n in notes]
         return "\n".join(lines) + "\n"
 
 
@@ -141,6 +143,19 @@ def _cell(text, limit: int = MAX_REASON) -> str:
     no code spans or raw HTML (``<`` and ``&`` are escaped)."""
     text = plain(text, limit).replace("&", "&amp;").replace("<", "&lt;")
     return text.replace("|", "\\|").replace("`", "'")
+
+
+MARKDOWN_SPECIAL = "\\`*_{}[]#|!~$/@"  # emphasis, code, links, HTML, tables, math, autolinks
+
+
+def _markdown(text, limit: int) -> str:
+    """Text shown literally by any Markdown renderer (CommonMark, GFM, MyST): one line with
+    ``<`` and ``&`` as entities and every character that can start inline Markdown, math
+    or an autolink (``http://``, ``www.``, ``a@b``) backslash-escaped.  A note may quote
+    what a notebook says about itself (its ``metadata.lecturelib.assignment``)."""
+    text = plain(text, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = "".join(f"\\{ch}" if ch in MARKDOWN_SPECIAL else ch for ch in text)
+    return re.sub(r"(?i)\bwww\.", lambda m: m[0][:-1] + "\\.", text)
 
 
 def fmt(x: float) -> str:

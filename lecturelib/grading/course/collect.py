@@ -16,26 +16,42 @@ The submission time is the zip entry's: its extended-timestamp field (UTC) when 
 one, else its date and time read in the course's time zone; in a folder, the file's
 modification time.
 
-A zip is hostile input.  Before anything is extracted, every entry is checked and an entry
-that fails is refused with one line in the report, never a traceback: at most
-:data:`MAX_ENTRIES` entries, each at most the grader's notebook size cap, all together at
-most ``max_total`` bytes uncompressed and at most :data:`MAX_RATIO` times their
-compressed size (zip bombs); no absolute path, no ``..``, no backslash or control
-character in a name; no symbolic link or special file (the entry's Unix mode bits); no
-encrypted entry; no name twice.  Nothing is ever written where the zip says: only
-``OUTPUT/STUDENT.ipynb`` for a safe ``STUDENT``.  Every name in the report is escaped.
+Names are chosen by students.  The layout (``canvas``, ``moodle`` or ``plain``) is decided
+once for the whole download (:func:`download_layout`), and a student's id is read only
+from the part of a name that LMS writes (:func:`parse_canvas`, :func:`parse_moodle`); a
+name whose student-chosen part carries a second id pattern is refused, and an id that
+comes under two LMS names keeps none of its entries.  A roster maps only plain names.
+
+A zip is hostile input.  Before :mod:`zipfile` parses its directory, the end record is
+read: more than :data:`MAX_ENTRIES` entries (by its count, or by the entry signatures in
+the directory), or a directory over :data:`MAX_DIRECTORY_BYTES`, refuses the zip.  Before
+anything is extracted, every entry is checked and an entry that fails is refused with one
+line in the report, never a traceback: each at most the grader's notebook size cap, all
+together at most ``max_total`` bytes uncompressed and at most :data:`MAX_RATIO` times
+their compressed size; no entry whose bytes overlap another's (zip bombs); no absolute
+path, no ``..``, no backslash or control character in a name; no symbolic link or special
+file (the entry's Unix mode bits); no encrypted entry; no name twice.  Entries are copied
+1 MiB at a time into a staging folder inside the output, never held whole in memory.
+Nothing is ever written where the zip says: only ``OUTPUT/STUDENT.ipynb`` for a safe
+``STUDENT``.  Every name in the report is escaped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
+import errno
+import functools
 import hashlib
 import os
 import re
+import shutil
 import stat
 import struct
+import tempfile
 import zipfile
+import zlib
 import zoneinfo
 from pathlib import Path
 
@@ -46,14 +62,16 @@ from .roster import Roster
 
 MAX_ZIP_BYTES = 4 * 2**30
 MAX_ENTRIES = 20_000
+MAX_DIRECTORY_BYTES = 64 * 2**20  # the central directory: 20 000 entries take about 2 MiB
 MAX_TOTAL = 2 * 2**30
 MAX_RATIO = 100
 MAX_NAME = 400
 
 CANVAS = re.compile(r"^(?P<login>[A-Za-z0-9-]*?)_(?:(?P<late>late)_)?(?P<uid>\d{1,20})_"
                     r"(?P<sub>\d{1,20})_(?P<original>.+)$", re.IGNORECASE)
-MOODLE = re.compile(r"^(?P<name>.+)_(?P<uid>\d{1,20})_assignsubmission_(?P<plugin>[a-z]+)_(?P<rest>.*)$")
+MOODLE_ID = re.compile(r"_(?P<uid>\d{1,20})_assignsubmission_(?P<plugin>[a-z]+)_")
 RESUBMISSION = re.compile(r"^(?P<stem>.*)-(?P<n>\d{1,4})$")
+LAYOUTS = ("canvas", "moodle", "plain")
 
 
 @dataclasses.dataclass
@@ -62,12 +80,15 @@ class Found:
 
     student: str
     lms_name: str
-    source: str          # the entry's name in the zip or its path in the folder
+    source: str          # the entry's name in the zip or its path in the folder, escaped
     submitted: datetime.datetime
     order: tuple         # (submission id, resubmission suffix) after the time
     lms_late: bool
-    data: bytes | None = None  # read later for zips, at once for folders
-    info: zipfile.ZipInfo | None = None
+    sha256: str = ""     # of the bytes staged on disk
+    layout: str = "plain"
+    info: zipfile.ZipInfo | None = None   # where the bytes are: a zip entry ...
+    parts: tuple = ()                     # ... or a file below the folder
+    staged: Path | None = None
 
 
 @dataclasses.dataclass
@@ -82,9 +103,10 @@ class Collected:
     not_on_roster: list[str]
     missing: list[str]      # roster students with no submission
     beyond: list[str] = dataclasses.field(default_factory=list)  # over the submission limit
+    layout: str = "plain"
 
     def report(self) -> str:
-        lines = [f"collected {len(self.kept)} submission(s)"]
+        lines = [f"collected {len(self.kept)} submission(s) ({self.layout} layout)"]
         sections = [("refused", self.refused), ("could not be mapped to a student", self.unmapped),
                     ("not on the roster (collected; no SIS ids in the exports)", self.not_on_roster),
                     ("no submission (on the roster)", self.missing),
@@ -103,7 +125,7 @@ class Collected:
 
 
 # --------------------------------------------------------------------------------------
-# Names
+# Names: one layout per download, and only the part the LMS writes is read
 # --------------------------------------------------------------------------------------
 
 
@@ -118,22 +140,89 @@ def _version(original: str) -> tuple[str, int]:
     return original, 0
 
 
-def parse_entry(parts: list[str]) -> tuple[str, str, tuple, bool, str] | None:
-    """``(student id, LMS name, order, late flag, original file name)`` from the parts of a
-    path in a Canvas or Moodle download, or ``None`` when the name is neither's."""
+def _looks_canvas(parts) -> bool:
+    return len(parts) == 1 and CANVAS.match(parts[0]) is not None
+
+
+def _looks_moodle(parts) -> bool:
+    match = MOODLE_ID.search(parts[0])
+    return match is not None and match.start() > 0
+
+
+def download_layout(names: list[list[str]]) -> str:
+    """``canvas``, ``moodle`` or ``plain``: the layout of a download, from the path parts
+    of its notebooks.  A Canvas name (``login_ID_SUBID_…``, top level) and a Moodle name
+    (``Full Name_ID_assignsubmission_PLUGIN_…``) cannot both be honest in one download: a
+    name that could be either says nothing, and a download holding names that can only be
+    Canvas's and names that can only be Moodle's is refused."""
+    canvas = moodle = 0
+    for parts in names:
+        is_canvas, is_moodle = _looks_canvas(parts), _looks_moodle(parts)
+        canvas += is_canvas and not is_moodle
+        moodle += is_moodle and not is_canvas
+    if canvas and moodle:
+        raise GradingError("the download mixes Canvas names (login_ID_SUBMISSION_...) and Moodle "
+                           "names (Full Name_ID_assignsubmission_...): collect one LMS's download "
+                           "at a time")
+    if canvas or moodle:
+        return "canvas" if canvas else "moodle"
+    return "canvas" if any(map(_looks_canvas, names)) else "plain"
+
+
+class NameProblem(Exception):
+    """Why an entry's name is not one its download's LMS writes (one report line).
+    ``hostile``: the name is refused (it could pass for someone else's), not just unmapped."""
+
+    def __init__(self, message: str, hostile: bool = False):
+        super().__init__(message)
+        self.hostile = hostile
+
+
+def _second_id(text: str) -> bool:
+    """Whether the part of a name the student chose carries an LMS id pattern."""
+    return CANVAS.match(text) is not None or MOODLE_ID.search(text) is not None
+
+
+def parse_canvas(parts) -> tuple[str, str, tuple, bool]:
+    """``(user id, login, order, late flag)`` of a Canvas entry: ``login_[late_]ID_SUBID_``
+    is Canvas's, the rest the student's file name (which must carry no id of its own)."""
+    match = CANVAS.match(parts[0]) if len(parts) == 1 else None
+    if match is None:
+        raise NameProblem("not a Canvas name (login_ID_SUBMISSION_file at the top level) in a "
+                          "Canvas download")
+    if _second_id(match["original"]):
+        raise NameProblem("the student's file name carries a second LMS id pattern (_ID_SUBMISSION_ "
+                          "or _ID_assignsubmission_): refused, it could pass for another student's",
+                          hostile=True)
+    _, suffix = _version(match["original"])
+    return match["uid"], match["login"], (int(match["sub"]), suffix), bool(match["late"])
+
+
+def parse_moodle(parts) -> tuple[str, str, tuple, bool]:
+    """``(user id, full name, order, late flag)`` of a Moodle entry: the first part is
+    ``Full Name_ID_assignsubmission_PLUGIN_`` (a folder) or that followed by the student's
+    file name (the flat layout); exactly one id pattern in it."""
     first = parts[0]
-    moodle = MOODLE.match(first)
-    if moodle:
-        rest = [moodle["rest"], *parts[1:]] if moodle["rest"] else parts[1:]
-        if not rest:
-            return None
-        return moodle["uid"], moodle["name"], (0, 0), False, rest[-1]
-    canvas = CANVAS.match(first) if len(parts) == 1 else None
-    if canvas:
-        _, suffix = _version(canvas["original"])
-        return (canvas["uid"], canvas["login"], (int(canvas["sub"]), suffix),
-                bool(canvas["late"]), canvas["original"])
-    return None
+    ids = list(MOODLE_ID.finditer(first))
+    if not ids or ids[0].start() == 0:
+        raise NameProblem("not a Moodle name (Full Name_ID_assignsubmission_PLUGIN_) in a Moodle "
+                          "download")
+    if len(ids) > 1 or CANVAS.match(first[ids[0].end():]):
+        raise NameProblem("the name carries a second LMS id pattern: refused, it could pass for "
+                          "another student's", hostile=True)
+    if len(parts) == 1 and not first[ids[0].end():]:
+        raise NameProblem("a Moodle folder name without a file")
+    return ids[0]["uid"], first[:ids[0].start()], (0, 0), False
+
+
+def parse_plain(parts) -> tuple[str, str, tuple, bool]:
+    """The batch grader's plain layout: ``alice.ipynb`` or ``alice/NOTEBOOK.ipynb``."""
+    if len(parts) > 2:
+        raise NameProblem("not STUDENT.ipynb or STUDENT/NOTEBOOK.ipynb")
+    return (parts[0][:-len(".ipynb")] if len(parts) == 1 else parts[0]), "", (0, 0), False
+
+
+PARSERS = {"canvas": parse_canvas, "moodle": parse_moodle, "plain": parse_plain}
 
 
 def _safe_entry_name(name: str) -> str | None:
@@ -176,12 +265,19 @@ def entry_time(info: zipfile.ZipInfo, zone: datetime.tzinfo) -> datetime.datetim
     return datetime.datetime(*info.date_time, tzinfo=zone).astimezone(datetime.timezone.utc)
 
 
+ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(?:/[A-Za-z0-9_+-]{1,30}){0,2}$")
+
+
 def time_zone(name: str | None) -> datetime.tzinfo:
+    """The IANA time zone ``name`` (UTC when empty), or a one-line error: a name that is
+    not of the IANA form, names a folder of the zone database, or is not there."""
     if not name:
         return datetime.timezone.utc
     try:
+        if not ZONE_NAME.match(name):
+            raise ValueError(name)
         return zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         raise GradingError(f"unknown time zone {display(name)} (an IANA name such as "
                            "'Europe/Zurich')") from None
 
@@ -211,96 +307,163 @@ def _entry_problem(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
+END_RECORD = struct.Struct("<4s4H2LH")        # the zip's end of central directory record
+END_LOCATOR64 = struct.Struct("<4sLQL")       # the zip64 end record's locator before it
+END_RECORD64 = struct.Struct("<4sQ2H2L4Q")    # the zip64 end record
+LOCAL_HEADER = struct.Struct("<4s5H3L2H")     # an entry's local header
+
+
+def _end_record(handle, size: int) -> tuple[int, int, int]:
+    """``(entries, start, size)`` of the central directory, read from the end record the
+    way :mod:`zipfile` finds it (the last 22 bytes, else the last signature in the last
+    64 KiB; the zip64 record just before it when its locator is there), or ``None``."""
+    handle.seek(max(size - (1 << 16) - END_RECORD.size, 0))
+    tail = handle.read()
+    at = len(tail) - END_RECORD.size
+    if not (at >= 0 and tail[at:at + 4] == b"PK\x05\x06" and tail[-2:] == b"\0\0"):
+        at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + END_RECORD.size > len(tail):
+        return None
+    record = END_RECORD.unpack_from(tail, at)
+    entries, cd_size, location = record[4], record[5], size - len(tail) + at
+    start = location - cd_size
+    if location >= END_LOCATOR64.size + END_RECORD64.size:
+        handle.seek(location - END_LOCATOR64.size - END_RECORD64.size)
+        data = handle.read(END_RECORD64.size + END_LOCATOR64.size)
+        zip64 = END_RECORD64.unpack_from(data)
+        if END_LOCATOR64.unpack_from(data, END_RECORD64.size)[0] == b"PK\x06\x07" and \
+                zip64[0] == b"PK\x06\x06":
+            entries, cd_size = zip64[7], zip64[8]
+            start = location - cd_size - END_RECORD64.size - END_LOCATOR64.size
+    return entries, start, cd_size
+
+
+def _check_directory(handle, size: int, label: str) -> int:
+    """Refuse a zip whose central directory is too large to parse, before :mod:`zipfile`
+    parses it: the entry count of the end record, the directory's size, and the number of
+    entry signatures in it (zipfile reads the directory by its size, not by the count).
+    Returns where the directory starts."""
+    found = _end_record(handle, size)
+    if found is None or found[1] < 0:
+        raise GradingError(f"{label} is not a readable zip file")
+    entries, start, cd_size = found
+    if entries > MAX_ENTRIES:
+        raise GradingError(f"{label} has {entries} entries, more than {MAX_ENTRIES}: refused")
+    if cd_size > MAX_DIRECTORY_BYTES:
+        raise GradingError(f"{label}: its central directory is larger than {MAX_DIRECTORY_BYTES} "
+                           "bytes: refused")
+    handle.seek(start)
+    signatures = handle.read(cd_size).count(b"PK\x01\x02")
+    if signatures > MAX_ENTRIES:
+        raise GradingError(f"{label} has {signatures} entries, more than {MAX_ENTRIES}: refused")
+    return start
+
+
 def _open_zip(path: Path):
+    """The zip file, opened without following a link, its directory checked first."""
+    label = display(str(path))
     try:
         data_fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise GradingError(f"{display(str(path))}: no such file") from None
+        raise GradingError(f"{label}: no such file") from None
     except OSError as exc:
-        raise GradingError(f"{display(str(path))} could not be opened "
+        raise GradingError(f"{label} could not be opened "
                            f"({'a symbolic link' if os.path.islink(path) else exc.strerror})") from None
     info = os.fstat(data_fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(data_fd)
-        raise GradingError(f"{display(str(path))} is not a regular file")
+        raise GradingError(f"{label} is not a regular file")
     if info.st_size > MAX_ZIP_BYTES:
         os.close(data_fd)
-        raise GradingError(f"{display(str(path))} is larger than {MAX_ZIP_BYTES} bytes")
+        raise GradingError(f"{label} is larger than {MAX_ZIP_BYTES} bytes")
     handle = os.fdopen(data_fd, "rb")
     try:
-        return zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        directory = _check_directory(handle, info.st_size, label)
+        return handle, zipfile.ZipFile(handle), directory
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, struct.error, NotImplementedError):
         handle.close()
-        raise GradingError(f"{display(str(path))} is not a readable zip file") from None
+        raise GradingError(f"{label} is not a readable zip file") from None
+    except GradingError:
+        handle.close()
+        raise
 
 
-def _from_zip(path: Path, zone, max_total: int, found: list, refused: list, unmapped: list,
-              skipped: list):
-    archive = _open_zip(path)
-    with archive:
-        infos = archive.infolist()
-        if len(infos) > MAX_ENTRIES:
-            raise GradingError(f"{display(str(path))} has {len(infos)} entries, more than "
-                               f"{MAX_ENTRIES}: refused")
-        names, total = set(), 0
-        for info in infos:
-            label = display(info.filename)
-            why = _entry_problem(info)
-            if why is None and info.filename in names:
-                why = "the same name twice in the zip"
-            names.add(info.filename)
-            if why is None and not info.is_dir():
-                total += info.file_size
-                if total > max_total:
-                    why = f"the zip's files together exceed {max_total} bytes uncompressed"
-            if why:
-                refused.append(f"{label}: refused: {why}")
-                continue
-            parts = info.filename.rstrip("/").split("/")
-            if info.is_dir() or any(p in SKIPPED for p in parts) or not parts[-1]:
-                continue
-            if not parts[-1].endswith(".ipynb"):
-                skipped.append(label)
-                continue
-            try:
-                when = entry_time(info, zone)
-            except (ValueError, OverflowError, OSError):
-                refused.append(f"{label}: refused: its time is not a valid date")
-                continue
-            _add(found, unmapped, parts, label, when, info=info)
-        for item in found:
-            try:
-                with archive.open(item.info) as member:
-                    data = member.read(MAX_NOTEBOOK_BYTES + 1)
-            except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
-                    RuntimeError):
-                data = None
-            if data is None or len(data) != item.info.file_size:
-                refused.append(f"{item.source}: refused: could not be read (corrupt entry)")
-                item.data = None
-            else:
-                item.data = data
-    found[:] = [f for f in found if f.data is not None]
+def _overlapping(handle, infos, directory: int) -> dict[int, str]:
+    """index -> why, for the entries whose bytes (local header, name, extra field and
+    compressed data, as :mod:`zipfile` reads them) overlap another entry's or the central
+    directory: a zip bomb can point many entries at the same compressed bytes."""
+    spans, why = [], {}
+    for i, info in enumerate(infos):
+        header = b""
+        if 0 <= info.header_offset < directory:
+            handle.seek(info.header_offset)
+            header = handle.read(LOCAL_HEADER.size)
+        if len(header) != LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
+            why[i] = "could not be read (corrupt entry)"
+            continue
+        fields = LOCAL_HEADER.unpack(header)
+        end = info.header_offset + LOCAL_HEADER.size + fields[9] + fields[10] + info.compress_size
+        if end > directory:
+            why[i] = "its data runs into the zip's directory (a zip bomb?)"
+        spans.append((info.header_offset, end, i))
+    spans.sort()
+    reach, holder = -1, None
+    for begin, end, i in spans:
+        if begin < reach:
+            why[i] = why[holder] = "its bytes overlap another entry's (a zip bomb?)"
+        if end > reach:
+            reach, holder = end, i
+    return why
 
 
-def _add(found, unmapped, parts, label, when, info=None, data=None):
-    parsed = parse_entry(parts)
-    if parsed is None:
-        if len(parts) <= 2:  # the batch grader's plain layout: alice.ipynb or alice/x.ipynb
-            student = parts[0][:-len(".ipynb")] if len(parts) == 1 else parts[0]
-            parsed = (student, "", (0, 0), False, parts[-1])
-        else:
-            unmapped.append(f"{label}: not a Canvas or Moodle name, nor STUDENT.ipynb or STUDENT/NOTEBOOK")
-            return
-    student, lms_name, order, late, _ = parsed
-    if not NAME.match(student):
-        unmapped.append(f"{label}: the student {display(student)} is not a safe name ({NAME_RULE})")
-        return
-    found.append(Found(student, lms_name, label, when, order, late, data, info))
+@dataclasses.dataclass
+class Entry:
+    """A notebook found in the input, before its name is read: its path parts, the label
+    printed for it, its time, and where its bytes are."""
+
+    parts: list[str]
+    label: str
+    when: datetime.datetime
+    info: zipfile.ZipInfo | None = None
 
 
-def _from_folder(folder: Path, found: list, refused: list, unmapped: list, skipped: list):
-    count = 0
+def _from_zip(handle, archive, directory: int, zone, max_total: int, refused: list,
+              skipped: list) -> list[Entry]:
+    infos = archive.infolist()
+    if len(infos) > MAX_ENTRIES:
+        raise GradingError(f"the zip has {len(infos)} entries, more than {MAX_ENTRIES}: refused")
+    overlaps = _overlapping(handle, infos, directory)
+    entries, names, total = [], set(), 0
+    for i, info in enumerate(infos):
+        label = display(info.filename)
+        why = _entry_problem(info) or overlaps.get(i)
+        if why is None and info.filename in names:
+            why = "the same name twice in the zip"
+        names.add(info.filename)
+        if why is None and not info.is_dir():
+            total += info.file_size
+            if total > max_total:
+                why = f"the zip's files together exceed {max_total} bytes uncompressed"
+        if why:
+            refused.append(f"{label}: refused: {why}")
+            continue
+        parts = info.filename.rstrip("/").split("/")
+        if info.is_dir() or any(p in SKIPPED for p in parts) or not parts[-1]:
+            continue
+        if not parts[-1].endswith(".ipynb"):
+            skipped.append(label)
+            continue
+        try:
+            when = entry_time(info, zone)
+        except (ValueError, OverflowError, OSError):
+            refused.append(f"{label}: refused: its time is not a valid date")
+            continue
+        entries.append(Entry(parts, label, when, info))
+    return entries
+
+
+def _from_folder(folder: Path, refused: list, skipped: list) -> list[Entry]:
+    entries, count = [], 0
     for here, dirs, files in os.walk(folder, followlinks=False):
         rel = Path(here).relative_to(folder).parts
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
@@ -317,16 +480,67 @@ def _from_folder(folder: Path, found: list, refused: list, unmapped: list, skipp
                 skipped.append(label)
                 continue
             try:
-                data = read_submission(Candidate("", folder, tuple(parts)))
                 mtime = os.lstat(os.path.join(here, name)).st_mtime
-            except Unreadable as exc:
-                refused.append(f"{label}: refused: {exc}")
-                continue
             except OSError:
                 refused.append(f"{label}: refused: unreadable")
                 continue
-            when = datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)
-            _add(found, unmapped, parts, label, when, data=data)
+            entries.append(Entry(parts, label, datetime.datetime.fromtimestamp(mtime, datetime.timezone.utc)))
+    return entries
+
+
+def _identify(entries: list[Entry], layout: str, refused: list, unmapped: list) -> list[Found]:
+    """Each entry's student, read from the part of its name its layout's LMS writes."""
+    found = []
+    for e in entries:
+        try:
+            student, lms_name, order, late = PARSERS[layout](e.parts)
+        except NameProblem as exc:
+            (refused if exc.hostile else unmapped).append(f"{e.label}: {exc}")
+            continue
+        if not NAME.match(student):
+            unmapped.append(f"{e.label}: the student {display(student)} is not a safe name ({NAME_RULE})")
+            continue
+        found.append(Found(student, lms_name, e.label, e.when, order, late, layout=layout,
+                           info=e.info, parts=tuple(e.parts)))
+    return found
+
+
+def _stage(f: Found, archive, folder: Path | None, staging: Path, refused: list) -> bool:
+    """Copy a notebook to ``staging`` (from a zip a bounded chunk at a time, never whole in
+    memory) and note its SHA-256; one that cannot be read is refused (``False``)."""
+    fd, name = tempfile.mkstemp(suffix=".ipynb", dir=staging)
+    os.fchmod(fd, 0o644)
+    target = Path(name)
+    digest, size = hashlib.sha256(), 0
+    try:
+        if f.info is not None:
+            with os.fdopen(fd, "wb") as out, archive.open(f.info) as member:
+                while chunk := member.read(1 << 20):
+                    size += len(chunk)
+                    if size > f.info.file_size:
+                        break
+                    digest.update(chunk)
+                    out.write(chunk)
+            ok = size == f.info.file_size
+        else:
+            with os.fdopen(fd, "wb") as out:
+                data = read_submission(Candidate("", folder, f.parts))
+                digest.update(data)
+                out.write(data)
+            ok = True
+    except Unreadable as exc:
+        refused.append(f"{f.source}: refused: {exc}")
+        target.unlink(missing_ok=True)
+        return False
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError,
+            RuntimeError, zlib.error):
+        ok = False
+    if not ok:
+        refused.append(f"{f.source}: refused: could not be read (corrupt entry)")
+        target.unlink(missing_ok=True)
+        return False
+    f.staged, f.sha256 = target, digest.hexdigest()
+    return True
 
 
 # --------------------------------------------------------------------------------------
@@ -334,16 +548,43 @@ def _from_folder(folder: Path, found: list, refused: list, unmapped: list, skipp
 # --------------------------------------------------------------------------------------
 
 
-def _choose(found: list[Found], roster: Roster | None, cap: int | None = None):
+def _map_plain_names(found: list[Found], roster: Roster, unmapped: list) -> list[Found]:
+    """A plain-layout name that is a roster login, SIS id or e-mail becomes its id; an
+    LMS's id is an id and nothing else.  A name that matches two students is unmapped."""
+    kept = []
+    for f in found:
+        if f.layout == "plain":
+            matches = roster.matches(f.student)
+            if len(matches) > 1:
+                unmapped.append(f"{f.source}: {display(f.student)} matches more than one student "
+                                f"of the roster ({', '.join(display(s.id) for s in matches)})")
+                continue
+            if matches:
+                f.student = matches[0].id
+        kept.append(f)
+    return kept
+
+
+def _one_identity(found: list[Found], refused: list) -> list[Found]:
+    """Drop the entries of an LMS id that come under more than one LMS name (a login or a
+    full name): one student's entries never replace another's."""
+    names: dict[str, set[str]] = {}
+    for f in found:
+        if f.layout != "plain":
+            names.setdefault(f.student, set()).add(f.lms_name.lower())
+    mixed = {s for s, n in names.items() if len(n) > 1}
+    for f in found:
+        if f.student in mixed:
+            refused.append(f"{f.source}: refused: the id {display(f.student)} comes under more than "
+                           f"one name in the download ({', '.join(map(display, sorted(names[f.student])))}); "
+                           "none of its entries kept")
+    return [f for f in found if f.student not in mixed]
+
+
+def _choose(found: list[Found], cap: int | None, stage):
     """The latest submission of each student (with a ``cap``, the latest of the first
-    ``cap``); the others as report lines.  With a roster, a plain-layout name that is a
-    roster login, SIS id or e-mail becomes its id."""
-    if roster is not None:
-        for f in found:
-            if f.student not in roster:
-                match = roster.find(f.student)
-                if match is not None:
-                    f.student = match.id
+    ``cap``) that ``stage`` can copy (an unreadable one gives way to the one before it);
+    the others as report lines."""
     by_student: dict[str, list[Found]] = {}
     for f in found:
         by_student.setdefault(f.student, []).append(f)
@@ -354,9 +595,12 @@ def _choose(found: list[Found], roster: Roster | None, cap: int | None = None):
             beyond += [f"{f.source} ({_iso(f.submitted)}): submission {i} of {student}, "
                        f"over the limit of {cap}" for i, f in enumerate(mine[cap:], cap + 1)]
             mine = mine[:cap]
-        kept[student] = mine[-1]
-        older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[-1].source} "
-                  f"({_iso(mine[-1].submitted)})" for f in mine[:-1]]
+        while mine and not stage(mine[-1]):
+            mine.pop()
+        if mine:
+            kept[student] = mine[-1]
+            older += [f"{f.source} ({_iso(f.submitted)}): older than {mine[-1].source} "
+                      f"({_iso(mine[-1].submitted)})" for f in mine[:-1]]
     return kept, older, beyond
 
 
@@ -381,13 +625,12 @@ def _prepare_output(output: Path):
 
 def _write(output: Path, f: Found):
     target = output / f"{f.student}.ipynb"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        fd = os.open(target, flags, 0o644)
-        with os.fdopen(fd, "wb") as out:
-            out.write(f.data)
+        if os.path.lexists(target):
+            raise FileExistsError(errno.EEXIST, "it exists")
+        os.rename(f.staged, target)
         stamp = f.submitted.timestamp()
-        os.utime(target, (stamp, stamp))
+        os.utime(target, (stamp, stamp), follow_symlinks=False)
     except OSError as exc:
         raise GradingError(f"cannot write {display(str(target))}: {exc.strerror}") from None
 
@@ -407,8 +650,8 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
     assignment : str
         The assignment the submission times are recorded for.
     roster : Roster, optional
-        Maps logins and e-mails of a plain folder to ids; lists students with no
-        submission and submissions of students not on it.
+        Maps logins, SIS ids and e-mails of a plain folder's names to ids (never an LMS's
+        id); lists students with no submission and submissions of students not on it.
     timezone : str, optional
         The IANA time zone of zip entries without a UTC timestamp (default UTC).
     gradebook : Gradebook, optional
@@ -423,43 +666,67 @@ def collect(source, output, *, assignment: str, roster: Roster | None = None,
         raise GradingError(f"max_submissions must be a whole number of at least 1, got {max_submissions!r}")
     zone = time_zone(timezone)
     source, output = Path(source), Path(output)
-    found: list[Found] = []
     refused: list[str] = []
     unmapped: list[str] = []
     skipped: list[str] = []
-    if source.is_dir() and not source.is_symlink():
-        _from_folder(source, found, refused, unmapped, skipped)
-    else:
-        _from_zip(source, zone, max_total, found, refused, unmapped, skipped)
-    kept, older, beyond = _choose(found, roster, max_submissions)
+    archive = folder = None
+    with contextlib.ExitStack() as stack:
+        if source.is_dir() and not source.is_symlink():
+            folder = source
+            entries = _from_folder(source, refused, skipped)
+        else:
+            handle, archive, directory = _open_zip(source)
+            stack.enter_context(handle)
+            stack.enter_context(archive)
+            entries = _from_zip(handle, archive, directory, zone, max_total, refused, skipped)
+        layout = download_layout([e.parts for e in entries])
+        found = _identify(entries, layout, refused, unmapped)
+        if roster is not None:
+            found = _map_plain_names(found, roster, unmapped)
+        found = _one_identity(found, refused)
+        _prepare_output(output)
+        staging = Path(tempfile.mkdtemp(prefix=".collect-", dir=output))
+        try:
+            kept, older, beyond = _choose(found, max_submissions, functools.partial(
+                _stage, archive=archive, folder=folder, staging=staging, refused=refused))
+            for f in kept.values():
+                _write(output, f)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     not_on_roster, missing = [], []
     if roster is not None:
         not_on_roster = [f"{s}: {kept[s].source}" for s in kept if s not in roster]
         missing = [f"{s.id} ({s.name})" for s in roster if s.id not in kept]
-    _prepare_output(output)
-    for f in kept.values():
-        _write(output, f)
     if gradebook is not None:
         record_times(gradebook, assignment, kept.values())
-    return Collected(kept, older, refused, unmapped, skipped, not_on_roster, missing, beyond)
+    return Collected(kept, older, refused, unmapped, skipped, not_on_roster, missing, beyond, layout)
 
 
 TIMES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS submission_times (
     assignment TEXT NOT NULL, student TEXT NOT NULL, submitted_at TEXT NOT NULL,
     sha256 TEXT NOT NULL, source TEXT NOT NULL, lms_name TEXT NOT NULL, lms_late INTEGER NOT NULL,
-    PRIMARY KEY (assignment, student));
+    layout TEXT NOT NULL DEFAULT '', PRIMARY KEY (assignment, student));
 """
+
+
+def _times_table(db) -> None:
+    """Create the table, or add the ``layout`` column to one written before it existed."""
+    db.executescript(TIMES_SCHEMA)
+    columns = [row[1] for row in db.execute("PRAGMA table_info(submission_times)")]
+    if "layout" not in columns:
+        db.execute("ALTER TABLE submission_times ADD COLUMN layout TEXT NOT NULL DEFAULT ''")
 
 
 def record_times(gradebook, assignment: str, kept) -> None:
     """Store (replace) the submission time of each collected notebook in the gradebook."""
     with gradebook.db:
-        gradebook.db.executescript(TIMES_SCHEMA)
+        _times_table(gradebook.db)
         gradebook.db.executemany(
-            "INSERT OR REPLACE INTO submission_times VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(assignment, f.student, _iso(f.submitted), hashlib.sha256(f.data).hexdigest(),
-              f.source, f.lms_name, int(f.lms_late)) for f in kept])
+            "INSERT OR REPLACE INTO submission_times (assignment, student, submitted_at, sha256, "
+            "source, lms_name, lms_late, layout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(assignment, f.student, _iso(f.submitted), f.sha256, f.source, f.lms_name,
+              int(f.lms_late), f.layout) for f in kept])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -468,13 +735,20 @@ class SubmissionTime:
     sha256: str
     lms_late: bool
     lms_name: str
+    layout: str = ""   # canvas, moodle or plain ("" before the column existed)
+
+    @property
+    def lms_flag(self) -> bool | None:
+        """The LMS's own late flag, where the LMS writes one (Canvas's ``_late_``)."""
+        return self.lms_late if self.layout == "canvas" else None
 
 
 def submission_times(gradebook, assignment: str) -> dict[str, SubmissionTime]:
     """student -> when the collected notebook was handed in (empty if nothing collected)."""
-    gradebook.db.executescript(TIMES_SCHEMA)
-    rows = gradebook.db.execute("SELECT student, submitted_at, sha256, lms_late, lms_name FROM "
-                                "submission_times WHERE assignment=?", (assignment,)).fetchall()
-    return {s: SubmissionTime(datetime.datetime.fromisoformat(t), h, bool(late), name)
-            for s, t, h, late, name in rows}
+    with gradebook.db:
+        _times_table(gradebook.db)
+    rows = gradebook.db.execute("SELECT student, submitted_at, sha256, lms_late, lms_name, layout "
+                                "FROM submission_times WHERE assignment=?", (assignment,)).fetchall()
+    return {s: SubmissionTime(datetime.datetime.fromisoformat(t), h, bool(late), name, layout)
+            for s, t, h, late, name, layout in rows}
 

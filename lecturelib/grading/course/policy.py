@@ -49,6 +49,10 @@ from .collect import SubmissionTime, submission_times, time_zone
 
 UTC = datetime.timezone.utc
 MAX_COURSE_BYTES = 2**20
+EARLIEST = datetime.datetime(1970, 1, 1, tzinfo=UTC)   # every date of a course file lies
+LATEST = datetime.datetime(2200, 1, 1, tzinfo=UTC)     # between these (no overflow after)
+MAX_POINTS = 1e6
+MAX_DAYS = 365
 COURSE_KEYS = {"timezone", "assignments", "name"}
 ASSIGNMENT_KEYS = {"due", "points", "grace_minutes", "penalty_per_day", "max_late_days", "credit",
                    "extensions", "lms_name", "max_submissions"}
@@ -121,20 +125,30 @@ def _show(when: datetime.datetime) -> str:
 
 
 def _time(value, zone, where) -> datetime.datetime:
-    if isinstance(value, datetime.datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=zone)).astimezone(UTC)
-    raise GradingError(f"{where} must be a date and time (e.g. 2026-10-05T23:59:00), got {value!r}"[:200])
+    if not isinstance(value, datetime.datetime):
+        raise GradingError(f"{where} must be a date and time (e.g. 2026-10-05T23:59:00), got {value!r}"[:200])
+    if not EARLIEST.year <= value.year < LATEST.year:
+        raise GradingError(f"{where}: {value.isoformat()} is not between {EARLIEST.year} and "
+                           f"{LATEST.year - 1}")
+    try:
+        when = (value if value.tzinfo else value.replace(tzinfo=zone)).astimezone(UTC)
+    except (OverflowError, ValueError):
+        when = None
+    if when is None or not EARLIEST <= when < LATEST:
+        raise GradingError(f"{where}: {value.isoformat()} is not between {EARLIEST.year} and "
+                           f"{LATEST.year - 1}")
+    return when
 
 
-def _number(spec, key, where, low=0.0, high=None, integer=False):
+def _number(spec, key, where, low, high, integer=False):
     value = spec.get(key)
     if value is None:
         return None
     ok = isinstance(value, int if integer else (int, float)) and not isinstance(value, bool)
-    if not ok or not value >= low or (high is not None and value > high):
+    if not ok or not low <= value <= high:   # NaN and infinities fail here too
         kind = "a whole number" if integer else "a number"
-        rng = f" from {low} to {high}" if high is not None else f" of at least {low}"
-        raise GradingError(f"{where}: {key!r} must be {kind}{rng}, got {value!r}"[:200])
+        raise GradingError(f"{where}: {key!r} must be {kind} from {low:g} to {high:g}, got "
+                           f"{value!r}"[:200])
     return value
 
 
@@ -150,7 +164,7 @@ def _policy(name, spec, zone) -> Policy:
         raise GradingError(f"{where}: give either 'penalty_per_day' or 'credit' windows, not both")
     if due is None and any(k in spec for k in ("penalty_per_day", "credit", "extensions")):
         raise GradingError(f"{where}: a late policy or an extension needs a 'due' date")
-    points = _number(spec, "points", where)
+    points = _number(spec, "points", where, 0, MAX_POINTS)
     if points is not None and points <= 0:
         raise GradingError(f"{where}: 'points' must be positive, got {points!r}")
     windows = []
@@ -174,8 +188,8 @@ def _policy(name, spec, zone) -> Policy:
         if not NAME.match(student):
             raise GradingError(f"{here}: not a student id")
         if isinstance(value, int) and not isinstance(value, bool):
-            if not 0 < value <= 365:
-                raise GradingError(f"{here}: days must be from 1 to 365, got {value}")
+            if not 0 < value <= MAX_DAYS:
+                raise GradingError(f"{here}: days must be from 1 to {MAX_DAYS}, got {value}")
             extensions[student] = due + datetime.timedelta(days=value)
         else:
             extensions[student] = _time(value, zone, here)
@@ -185,11 +199,12 @@ def _policy(name, spec, zone) -> Policy:
     if not isinstance(lms_name, str) or len(lms_name) > 200:
         raise GradingError(f"{where}: 'lms_name' must be a short text")
     return Policy(name, due, points,
-                  datetime.timedelta(minutes=_number(spec, "grace_minutes", where) or 0),
+                  datetime.timedelta(minutes=_number(spec, "grace_minutes", where, 0,
+                                                     MAX_DAYS * 24 * 60) or 0),
                   _number(spec, "penalty_per_day", where, 0, 1),
-                  _number(spec, "max_late_days", where, 0, integer=True),
+                  _number(spec, "max_late_days", where, 0, MAX_DAYS, integer=True),
                   tuple(windows), extensions, lms_name,
-                  _number(spec, "max_submissions", where, 1, integer=True))
+                  _number(spec, "max_submissions", where, 1, 1000, integer=True))
 
 
 def parse_course(text: str) -> Course:
@@ -198,6 +213,8 @@ def parse_course(text: str) -> Course:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise GradingError(f"the course file is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise GradingError("the course file is nested too deeply to be a course file") from None
     unknown = sorted(set(data) - COURSE_KEYS)
     if unknown:
         raise GradingError(f"the course file: unknown key {unknown[0]!r} (known: "
@@ -244,6 +261,9 @@ class Outcome:
     reason: str           # why the credit is below 1 or unknown ("" when on time)
     submitted: datetime.datetime | None
     points_possible: float  # in the LMS
+    lms_late: bool | None = None   # the LMS's own late flag (Canvas's _late_), if it wrote one
+    due: datetime.datetime | None = None  # the student's due date, extension applied
+    grace: datetime.timedelta = datetime.timedelta(0)
 
     @property
     def final(self) -> float:
@@ -256,6 +276,33 @@ class Outcome:
     @property
     def late(self) -> bool:
         return self.credit < 1
+
+    @property
+    def after_due(self) -> bool | None:
+        """Whether the course file counts the submission late (after the due date and
+        the grace), or ``None`` without a due date or a submission time."""
+        if self.submitted is None or self.due is None:
+            return None
+        return self.submitted > self.due + self.grace
+
+    @property
+    def lms_disagreement(self) -> str:
+        """Why the LMS's late flag and the course file disagree ("" when they agree, or
+        when either says nothing)."""
+        if self.lms_late is None or self.submitted is None:
+            return ""
+        when = f"handed in {_show(self.submitted)}"
+        if self.due is None:
+            return f"the LMS marks it late; the course file has no due date ({when})" \
+                if self.lms_late else ""
+        if self.after_due == self.lms_late:
+            return ""
+        grace = f" + {fmt(self.grace.total_seconds() / 60)} min grace" if self.grace else ""
+        if self.lms_late:
+            return (f"the LMS marks it late; the course file counts it on time ({when}, due "
+                    f"{_show(self.due)}{grace})")
+        return (f"the LMS does not mark it late; the course file does ({when}, due "
+                f"{_show(self.due)}{grace}): check the due dates and extensions in both")
 
     @property
     def lms_score(self) -> float:
@@ -274,6 +321,30 @@ def graded(book, assignment: str) -> dict[str, tuple[float, float, str]]:
     return {s: (sum(points.get(s, {}).values()), total, sha) for s, total, sha in rows}
 
 
+def unknown_extensions(book, assignment: str, course: Course | None, roster=None) -> list[str]:
+    """The students the course file extends ``assignment`` for who are neither in the
+    gradebook (any assignment) nor on the roster: typos, most likely."""
+    if course is None:
+        return []
+    known = {r[0] for r in book.db.execute("SELECT DISTINCT student FROM submissions")}
+    known |= {s.id for s in roster} if roster is not None else set()
+    return sorted(s for s in course.policy(assignment).extensions if s not in known)
+
+
+def check_extensions(book, assignments, course: Course | None, roster=None, *,
+                     allow_unknown: bool = False) -> list[str]:
+    """Refuse extensions for unknown students (see :func:`unknown_extensions`) unless
+    ``allow_unknown``; return them as lines to list."""
+    lines = [f"{a}: {display(s)}" for a in assignments
+             for s in unknown_extensions(book, a, course, roster)]
+    if lines and not allow_unknown:
+        raise GradingError(f"the course file gives extensions to students neither in the gradebook "
+                           f"nor on the roster ({'; '.join(lines[:10])}"
+                           f"{'; ...' if len(lines) > 10 else ''}): a typo? Fix the course file, give "
+                           "--roster, or pass --allow-unknown-extensions")
+    return lines
+
+
 def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]:
     """Every graded student's :class:`Outcome` for ``assignment``."""
     policy = course.policy(assignment) if course is not None else Policy(assignment)
@@ -288,7 +359,9 @@ def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]
             result[student] = Outcome(student, raw, total, 1.0, reason, None, possible)
             continue
         credit, reason = policy.credit(student, when.submitted)
-        result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible)
+        result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible,
+                                  when.lms_flag if course is not None else None,
+                                  policy.due_for(student), policy.grace)
     return result
 
 

@@ -78,16 +78,18 @@ class Roster:
     def get(self, student_id) -> Student | None:
         return self.students.get(student_id)
 
-    def find(self, key: str) -> Student | None:
-        """The student whose id, SIS id, login or e-mail is ``key`` (case-insensitive for
-        logins and e-mails), or ``None``."""
-        if key in self.students:
-            return self.students[key]
+    def matches(self, key: str) -> list[Student]:
+        """Every student whose id, SIS id, login or e-mail is ``key`` (logins and e-mails
+        case-insensitively): more than one means ``key`` is ambiguous."""
         low = key.lower()
-        for s in self.students.values():
-            if key == s.sis_id or (low and low in (s.login.lower(), s.email.lower())):
-                return s
-        return None
+        return [s for s in self.students.values()
+                if key in (s.id, s.sis_id) or (low and low in (s.login.lower(), s.email.lower()))]
+
+    def find(self, key: str) -> Student | None:
+        """The one student :meth:`matches` finds for ``key``, or ``None`` (none, or more
+        than one)."""
+        found = self.matches(key)
+        return found[0] if len(found) == 1 else None
 
 
 def _columns(header: list[str], where: str) -> dict[str, int]:
@@ -108,14 +110,18 @@ def _columns(header: list[str], where: str) -> dict[str, int]:
 
 def parse_roster(text: str, where: str = "the roster") -> Roster:
     """A :class:`Roster` from CSV text; a :class:`GradingError` naming the first problem."""
-    rows = csv.reader(io.StringIO(text, newline=""))
+    rows = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(rows, None)
         if header is None:
             raise GradingError(f"{where} is empty")
         columns = _columns(header, where)
         students: dict[str, Student] = {}
-        for line, row in enumerate(rows, start=2):
+        for row in rows:
+            line = rows.line_num
+            if any("\n" in cell or "\r" in cell for cell in row):
+                raise GradingError(f"{where}, line {line}: a field runs over a line break (an "
+                                   "unclosed quote?)")
             if not any(cell.strip() for cell in row):
                 continue
             values = {f: (row[i].strip() if i < len(row) else "") for f, i in columns.items()}
@@ -135,7 +141,8 @@ def parse_roster(text: str, where: str = "the roster") -> Roster:
                 raise GradingError(f"{where} lists more than {MAX_STUDENTS} students")
             students[sid] = Student(**{f: plain(v, MAX_FIELD) for f, v in values.items()})
     except csv.Error as exc:
-        raise GradingError(f"{where} is not a readable CSV file ({exc})") from None
+        hint = "; an unclosed quote?" if "end of data" in str(exc) else ""
+        raise GradingError(f"{where}, line {rows.line_num}: not readable as CSV ({exc}{hint})") from None
     if not students:
         raise GradingError(f"{where} lists no student")
     return Roster(students)

@@ -2,8 +2,11 @@
 
 From the gradebook (and the course file and roster when given): the distribution of the
 final scores as a share of the notebook's points, each question's mean and the share of
-students with full marks on it, the late submissions with their penalty, the students of
-the roster with no graded submission, and the submissions that were not graded normally.
+students with full marks on it, the written answers still pending (which count 0 in every
+score here, and the page says so), the late submissions with their penalty, every
+submission whose LMS late flag (Canvas's ``_late_``) disagrees with the course file, the
+students of the roster with no graded submission, and the submissions that were not graded
+normally.
 One self-contained file: no script, no network, every name and reason escaped.
 """
 
@@ -50,7 +53,8 @@ def _svg(counts: list[int]) -> str:
 
 
 def question_stats(book, assignment: str) -> list[tuple[str, float, float, float]]:
-    """``(question, max, mean points, share with full marks)`` per question."""
+    """``(question, max, mean points, share with full marks)`` per question; a pending
+    written answer counts 0."""
     points = book.scores(assignment)  # manual grades counted
     rows = book.db.execute("SELECT student, question, max FROM results WHERE assignment=?",
                            (assignment,)).fetchall()
@@ -78,24 +82,39 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
     shares = [o.final / o.total if o.total else 0.0 for o in results.values()]
     finals = [o.final for o in results.values()]
     late = [o for o in results.values() if o.reason]
+    disagree = sorted((o for o in results.values() if o.lms_disagreement), key=lambda o: o.student)
+    pending = book.pending(assignment)
+    waiting = {q: sum(1 for _, pq in pending if pq == q) for _, q in pending}
     missing = [s for s in roster if s.id not in results] if roster is not None else []
     name = (lambda sid: roster.get(sid).name if roster is not None and sid in roster else "")
+
+    def who(sid: str) -> str:
+        return esc(sid) + (f" ({esc(name(sid))})" if name(sid) else "")
+
     total = statistics.mode(o.total for o in results.values())
     title = f"Summary: {assignment}"
     out = [HEAD.format(title=esc(title), style=STYLE), f"<h1>{esc(title)}</h1>",
            f"<p>{len(results)} graded"
            + (f"; {len(roster)} on the roster, {len(missing)} of them with no submission" if roster else "")
            + f"; {sum(o.late for o in results.values())} late; {len(problems)} not graded normally."
-           f" Final scores (after the late policy) out of {fmt(total)}: mean "
+           + (f" <strong>{len(pending)} written answer(s) of {len({s for s, _ in pending})} "
+              "student(s) are still pending: they count as 0 in every score on this page.</strong>"
+              if pending else "")
+           + f" Final scores (after the late policy) out of {fmt(total)}: mean "
            f"{statistics.fmean(finals):.2f}, median {statistics.median(finals):.2f}, "
            f"min {fmt(round(min(finals), 2))}, max {fmt(round(max(finals), 2))}.</p>",
            "<h2>Distribution of final scores</h2>", _svg(histogram(shares)),
            "<h2>Questions</h2><table><tr><th>question</th><th>max</th><th>mean</th>"
-           "<th>full marks</th></tr>"]
+           "<th>full marks</th><th>pending (counted 0)</th></tr>"]
     for q, top, mean, full in question_stats(book, assignment):
         out.append(f'<tr><td>{esc(q)}</td><td class="n">{fmt(top)}</td><td class="n">{mean:.2f}</td>'
-                   f'<td class="n">{100 * full:.0f}%</td></tr>')
+                   f'<td class="n">{100 * full:.0f}%</td><td class="n">{waiting.get(q, 0)}</td></tr>')
     out.append("</table>")
+    if pending:
+        out.append("<h2>Pending written answers (counted 0 above)</h2><ul>")
+        out += [f"<li>{who(s)}: {esc(', '.join(sorted(q for p, q in pending if p == s)))}</li>"
+                for s in sorted({s for s, _ in pending})]
+        out.append("</ul>")
     if late:
         out.append("<h2>Late or without a submission time</h2><table><tr><th>student</th><th>name</th>"
                    "<th>raw</th><th>penalty</th><th>final</th><th>why</th></tr>")
@@ -104,6 +123,10 @@ def summary_page(book, assignment: str, *, roster: Roster | None = None,
                        f'<td class="n">{fmt(o.raw)}</td><td class="n">{fmt(round(o.penalty, 2))}</td>'
                        f'<td class="n">{fmt(round(o.final, 2))}</td><td>{esc(plain(o.reason, 300))}</td></tr>')
         out.append("</table>")
+    if disagree:
+        out.append("<h2>The LMS's late flag disagrees with the course file</h2><ul>")
+        out += [f"<li>{who(o.student)}: {esc(o.lms_disagreement)}</li>" for o in disagree]
+        out.append("</ul>")
     if missing:
         out.append("<h2>No submission</h2><ul>")
         out += [f"<li>{esc(s.id)} {esc(s.name)}</li>" for s in missing]
