@@ -113,7 +113,15 @@ def _parser() -> argparse.ArgumentParser:
                                           "the rubric items, comments and overrides of manual grading")
     f.add_argument("--assignment", required=True)
     f.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
-    f.add_argument("--output", help="folder (default: feedback/ASSIGNMENT beside the gradebook)")
+    f.add_argument("--output", help="folder (default: feedback/ASSIGNMENT beside the gradebook); "
+                                    "with --format, the zip to write")
+    f.add_argument("--format", choices=("canvas", "moodle"),
+                   help="one HTML page per student in a zip named for the LMS's bulk feedback "
+                        "upload (Canvas: Re-Upload Submissions; Moodle: Upload multiple feedback "
+                        "files in a zip), for notebooks collected from that LMS's download")
+    f.add_argument("--course", help="with --format: the course file (late policy, points, time zone)")
+    f.add_argument("--allow-pending", action="store_true",
+                   help="with --format: write the pages although written answers are pending")
     s = gsub.add_parser("serve", help="the grading web app: rubric grading of written answers, "
                                        "overrides, the class's results (instructors only)")
     s.add_argument("--gradebook", required=True)
@@ -227,6 +235,9 @@ def _gradebook(args) -> int:
 def _feedback(args) -> int:
     from ..gradebook.manual import write_feedback
 
+    if args.format:
+        return _lms_feedback(args)
+
     from ..gradebook.regrades import requests, write_student_feedback
 
     with Gradebook(args.gradebook) as book:
@@ -236,6 +247,23 @@ def _feedback(args) -> int:
                                if r["status"] == "resolved"}):
             write_student_feedback(book.db, args.assignment, student, folder)
     print(f"{len(written)} feedback file(s) written in {plain(str(folder), 200)}")
+    return 0
+
+
+def _lms_feedback(args) -> int:
+    from ..course.lmsfeedback import feedback_zip
+    from ..course.policy import read_course
+
+    if not args.output or not args.output.endswith(".zip"):
+        raise GradingError("--format needs --output FILE.zip (the zip to upload to the LMS)")
+    course = read_course(args.course) if args.course else None
+    with Gradebook(args.gradebook) as book:
+        written, left_out = feedback_zip(book, args.assignment, args.format, args.output,
+                                         course=course, allow_pending=args.allow_pending)
+    for line in left_out:
+        print(f"left out: {line}", file=sys.stderr)
+    print(f"{len(written)} feedback page(s) in {plain(args.output, 200)}, named for {args.format}'s "
+          "bulk feedback upload")
     return 0
 
 

@@ -86,6 +86,7 @@ class Found:
     lms_late: bool
     sha256: str = ""     # of the bytes staged on disk
     layout: str = "plain"
+    lms_prefix: str = ""  # the part of the name the LMS wrote, which its feedback upload reads
     info: zipfile.ZipInfo | None = None   # where the bytes are: a zip entry ...
     parts: tuple = ()                     # ... or a file below the folder
     staged: Path | None = None
@@ -223,6 +224,19 @@ def parse_plain(parts) -> tuple[str, str, tuple, bool]:
 
 
 PARSERS = {"canvas": parse_canvas, "moodle": parse_moodle, "plain": parse_plain}
+
+
+def lms_prefix(layout: str, parts) -> str:
+    """The part of an entry's name its LMS wrote (Canvas's ``login_ID_SUBMISSION_``,
+    Moodle's ``Full Name_ID_assignsubmission_file_``; "" in the plain layout): the LMS's
+    bulk feedback upload maps a file back to its student by it."""
+    if layout == "canvas":
+        match = CANVAS.match(parts[0])
+        return parts[0][:match.start("original")] if match else ""
+    if layout == "moodle":
+        ids = list(MOODLE_ID.finditer(parts[0]))
+        return parts[0][:ids[0].end()] if ids else ""
+    return ""
 
 
 def _safe_entry_name(name: str) -> str | None:
@@ -501,7 +515,7 @@ def _identify(entries: list[Entry], layout: str, refused: list, unmapped: list) 
             unmapped.append(f"{e.label}: the student {display(student)} is not a safe name ({NAME_RULE})")
             continue
         found.append(Found(student, lms_name, e.label, e.when, order, late, layout=layout,
-                           info=e.info, parts=tuple(e.parts)))
+                           lms_prefix=lms_prefix(layout, e.parts), info=e.info, parts=tuple(e.parts)))
     return found
 
 
@@ -706,16 +720,18 @@ TIMES_SCHEMA = """
 CREATE TABLE IF NOT EXISTS submission_times (
     assignment TEXT NOT NULL, student TEXT NOT NULL, submitted_at TEXT NOT NULL,
     sha256 TEXT NOT NULL, source TEXT NOT NULL, lms_name TEXT NOT NULL, lms_late INTEGER NOT NULL,
-    layout TEXT NOT NULL DEFAULT '', PRIMARY KEY (assignment, student));
+    layout TEXT NOT NULL DEFAULT '', lms_prefix TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (assignment, student));
 """
 
 
 def _times_table(db) -> None:
-    """Create the table, or add the ``layout`` column to one written before it existed."""
+    """Create the table, or add the columns a table written before them lacks."""
     db.executescript(TIMES_SCHEMA)
     columns = [row[1] for row in db.execute("PRAGMA table_info(submission_times)")]
-    if "layout" not in columns:
-        db.execute("ALTER TABLE submission_times ADD COLUMN layout TEXT NOT NULL DEFAULT ''")
+    for column in ("layout", "lms_prefix"):
+        if column not in columns:
+            db.execute(f"ALTER TABLE submission_times ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
 
 
 def record_times(gradebook, assignment: str, kept) -> None:
@@ -724,9 +740,9 @@ def record_times(gradebook, assignment: str, kept) -> None:
         _times_table(gradebook.db)
         gradebook.db.executemany(
             "INSERT OR REPLACE INTO submission_times (assignment, student, submitted_at, sha256, "
-            "source, lms_name, lms_late, layout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "source, lms_name, lms_late, layout, lms_prefix) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(assignment, f.student, _iso(f.submitted), f.sha256, f.source, f.lms_name,
-              int(f.lms_late), f.layout) for f in kept])
+              int(f.lms_late), f.layout, f.lms_prefix) for f in kept])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -736,6 +752,7 @@ class SubmissionTime:
     lms_late: bool
     lms_name: str
     layout: str = ""   # canvas, moodle or plain ("" before the column existed)
+    lms_prefix: str = ""  # what the LMS's feedback upload maps back to the student
 
     @property
     def lms_flag(self) -> bool | None:
@@ -747,8 +764,9 @@ def submission_times(gradebook, assignment: str) -> dict[str, SubmissionTime]:
     """student -> when the collected notebook was handed in (empty if nothing collected)."""
     with gradebook.db:
         _times_table(gradebook.db)
-    rows = gradebook.db.execute("SELECT student, submitted_at, sha256, lms_late, lms_name, layout "
-                                "FROM submission_times WHERE assignment=?", (assignment,)).fetchall()
-    return {s: SubmissionTime(datetime.datetime.fromisoformat(t), h, bool(late), name, layout)
-            for s, t, h, late, name, layout in rows}
+    rows = gradebook.db.execute("SELECT student, submitted_at, sha256, lms_late, lms_name, layout, "
+                                "lms_prefix FROM submission_times WHERE assignment=?",
+                                (assignment,)).fetchall()
+    return {s: SubmissionTime(datetime.datetime.fromisoformat(t), h, bool(late), name, layout, prefix)
+            for s, t, h, late, name, layout, prefix in rows}
 
