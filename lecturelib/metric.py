@@ -1563,6 +1563,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     (tried after each L-BFGS-B run and every 200 iterations within one); otherwise it
     adds the directions in which the dual matrix is not PSD to :math:`U` (the rank was too
     small) or divides :math:`\mu` by 5, and runs L-BFGS-B again from where it stopped.
+    Before all that it certifies :math:`W = 0` in closed form (every multiplier at
+    :math:`\eta`): for a kernel so small that no metric pays for its trace, that is the
+    optimum, returned with ``n_iter_ = 0``.
 
     Parameters
     ----------
@@ -2125,7 +2128,7 @@ def _menn_tie_split(m_pairs, m_diag, eta, n, width):
 
 
 def _menn_fixed_dual_matrix(g, t_pairs, active, eta):
-    """:math:`I + \sum 2\eta\,\tau g g^\top` over the active pairs: the dual matrix
+    r""":math:`I + \sum 2\eta\,\tau g g^\top` over the active pairs: the dual matrix
     before the ties' multipliers are added."""
     return np.eye(g.shape[1]) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
 
@@ -2160,6 +2163,34 @@ def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
     return alpha, (float(d.value) if diag_tie else a_diag_fixed)
 
 
+def _menn_zero_metric(prob):
+    r"""The best threshold for :math:`W = 0` and that point's certified relative gap.
+
+    At :math:`W = 0` every distance is 0, so the objective is
+    :math:`\eta\,(N_s[1-\varepsilon]_+ + N_d(1+\varepsilon))` (:math:`N_s` ordered similar
+    pairs, the diagonal included, :math:`N_d` dissimilar ones), least at
+    :math:`\varepsilon = 1` if :math:`N_s > N_d`, else at 0.  Its dual certificate: every
+    multiplier at :math:`\eta`, the similar ones (and the diagonal) scaled by
+    :math:`\min(1, N_d/N_s)` so that :math:`\sum\alpha\tau \le 0`, then all of them
+    until the dual matrix is PSD; when it is PSD already, the bound equals the objective
+    and :math:`W = 0` is optimal.  Costs one product over the pairs and one small
+    eigenvalue problem.  Returns ``(eps, gap)``.
+    """
+    n, eta = prob.n, prob.eta
+    similar, dissimilar = prob.tau > 0, prob.tau < 0
+    n_similar = float(similar.sum() + n)
+    n_dissimilar = float(dissimilar.sum())
+    eps = 1.0 if n_similar > n_dissimilar else 0.0
+    objective = prob.objective(np.zeros((prob.G.shape[1], 1)), eps)
+    keep = min(1.0, n_dissimilar / n_similar)
+    a = eta * np.where(similar, keep, 0.0) - eta * dissimilar   # alpha * tau
+    dual = 2 * prob.G.T @ (np.diag(a.sum(axis=1)) - a) @ prob.G
+    lowest = np.linalg.eigvalsh((dual + dual.T) / 2)[0]
+    scale = 1.0 if lowest >= -1.0 else -1.0 / lowest
+    bound = scale * eta * (keep * n_similar + n_dissimilar)
+    return eps, (objective - bound) / max(abs(objective), 1e-300)
+
+
 def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     """Minimise the smoothed SDP over S = U U^T (L-BFGS-B), sharpening the smoothing until
     the certified duality gap is below ``tol``.  Returns (W, eps, n_iter, gap, capped):
@@ -2174,6 +2205,11 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     if s == 0:
         raise ValueError("MetricEmbeddingNN: the centred kernel matrix is zero; "
                          "every embedding maps all points to one")
+    eps, gap = _menn_zero_metric(prob)
+    if gap <= tol:
+        # W = 0 is optimal (a kernel so small that no metric pays for its trace); the
+        # start below, scaled to make distances of order 1, would be huge there
+        return np.zeros((F.shape[1], F.shape[1])), eps, 0, gap, False
     q = min(s, init_rank)
     # start: the top kernel directions, scaled so that a typical squared distance is 1
     d0 = prob.squared_distances(prob.G[:, :q])[~np.eye(n, dtype=bool)]

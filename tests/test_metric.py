@@ -933,3 +933,39 @@ def test_menn_refuses_a_linear_kernel_outside_float64s_range(solver, s):
     with pytest.raises(ValueError, match=r"linear kernel of X has largest entry .* outside "
                                          r"\[1e-270, 1e\+270\].* rescale X"):
         metric.MetricEmbeddingNN(kernel="linear", solver=solver, max_iter=50).fit(X * s, y)
+
+
+@pytest.mark.parametrize("s", [1e-130, 1e-100, 1e-80, 1e-50, 1e-20, 1e-5])
+@pytest.mark.parametrize("y", [np.repeat([0, 1, 2], 8), np.repeat([0, 1], [16, 8])],
+                         ids=["three-classes", "similar-pairs-outnumber"])
+def test_menn_lowrank_returns_the_zero_metric_where_it_is_optimal(s, y):
+    """A linear kernel this small makes any metric cost more trace than it saves in hinges:
+    the optimum is W = 0, with eps = 1 when the similar ordered pairs (diagonal included)
+    outnumber the dissimilar ones and 0 otherwise, objective eta (N_s [1-eps]_+ + N_d (1+eps)).
+    The low-rank solver started at a scale making distances of order 1, so far from it
+    that from 1e-80 down it returned its start (objective ~1e259, C_bar_ with inf and NaN);
+    from 1e-50 to 1e-5 it reached W ~ 0 but warned with a gap of 6.7e-3."""
+    X = _scale_problem()[0] * s
+    n_similar = int(np.sum(y[:, None] == y[None, :]))
+    n_dissimilar = y.size**2 - n_similar
+    eps = 1.0 if n_similar > n_dissimilar else 0.0
+    closed_form = n_similar * max(1 - eps, 0) + n_dissimilar * (1 + eps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = metric.MetricEmbeddingNN(kernel="linear").fit(X, y)
+    assert est.objective_ == pytest.approx(closed_form, rel=1e-12)
+    assert est.eps_ == eps and est.duality_gap_ <= 1e-12
+    assert np.all(est.C_bar_ == 0) and np.all(est.W_ == 0)
+    # the subgradient solver, certified by the tie multipliers' SDP, agrees
+    sub = metric.MetricEmbeddingNN(kernel="linear", solver="subgradient", max_iter=50).fit(X, y)
+    assert sub.objective_ == pytest.approx(est.objective_, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:Solution may be inaccurate:UserWarning")
+def test_menn_zero_metric_certificate_agrees_with_cvxpy_where_w_zero_is_optimal():
+    """At X * 1e-3 the exact route (Clarabel) finds the same optimum as the closed form."""
+    X, y = _scale_problem()
+    ours = metric.MetricEmbeddingNN(kernel="linear").fit(X * 1e-3, y)
+    ref = metric.MetricEmbeddingNN(kernel="linear", solver="cvxpy").fit(X * 1e-3, y)
+    assert ours.objective_ == pytest.approx(ref.objective_, rel=1e-6)
+    assert ours.objective_ <= ref.objective_ * (1 + 1e-9)
