@@ -43,7 +43,8 @@ def logsumexp(a, axis):
     """log(sum(exp(a))) along ``axis``, shifted by the maximum (no overflow)."""
     m = np.max(a, axis=axis, keepdims=True)
     m[~np.isfinite(m)] = 0.0
-    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a row the model cannot produce
+        out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
     return np.squeeze(out, axis=axis)
 
 
@@ -157,7 +158,8 @@ class _PointMixture(DensityMixin, BaseEstimator):
     def _e_step(self, X, params):
         log_joint = self._log_joint(X, params)
         log_norm = logsumexp(log_joint, axis=1)
-        return log_norm, log_joint - log_norm[:, None]
+        with np.errstate(invalid="ignore"):  # -inf - -inf; refused by the callers
+            return log_norm, log_joint - log_norm[:, None]
 
     def score_samples(self, X):
         r"""Log-likelihood :math:`\ln \sum_j \lambda_j P(x_i \mid \phi_j)` of each row."""
@@ -173,7 +175,15 @@ class _PointMixture(DensityMixin, BaseEstimator):
         """Posterior probability of each component for each row (the E-step weights)."""
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return np.exp(self._e_step(X, self._params())[1])
+        log_norm, log_resp = self._e_step(X, self._params())
+        impossible = np.flatnonzero(np.isneginf(log_norm))
+        if impossible.size:
+            raise ValueError(
+                f"{type(self).__name__}: row(s) {impossible[:10].tolist()} of X have "
+                "probability 0 under the fitted model (every component gives them zero "
+                "likelihood), so their posterior over the components is undefined; "
+                "score_samples gives their log-likelihood, -inf")
+        return np.exp(log_resp)
 
     def predict(self, X):
         """The most probable component of each row."""

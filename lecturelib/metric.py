@@ -852,7 +852,7 @@ class LMNN(_MetricTransformer):
     changes the loss by less than ``tol`` (relative), when the step has collapsed below
     :math:`10^{-12}\|M\|_F/\|\nabla\|_F`, or at ``max_iter``.  This first-order method
     stalls short of the optimum (0.8% above it on standardised wine), so with
-    ``solver="active-set"`` (the default ``"auto"`` where :math:`d \le 20`) the exact
+    ``solver="active-set"`` (the default ``"auto"`` where it is affordable) the exact
     optimum follows: the SDP restricted to the triplets whose margin is above -0.5 at the
     current :math:`M` is solved by Clarabel through cvxpy, and every
     triplet left out is checked at its solution; any with a positive hinge joins the
@@ -870,8 +870,12 @@ class LMNN(_MetricTransformer):
 
     A ``ConvergenceWarning`` is raised whenever the result is not certified by the
     method's own criterion: the subgradient stage stopped by its step collapse or
-    ``max_iter`` (with ``solver="subgradient"``), the active set still growing after
-    ``max_rounds`` solves, a certified gap above :math:`10^{-4}`.  Tested against
+    ``max_iter`` (when it is the last stage), the active set still growing after
+    ``max_rounds`` solves, a certified gap above :math:`10^{-4}`.  When the subgradient
+    stage is the last, its gap is certified the same way, from multipliers read off its
+    point (there far from complementary, so the bound is loose: 31% on wine, where the
+    loss is 0.8% above the optimum), and a gap above :math:`10^{-4}` warns even when
+    the stage converged by its own criterion.  Tested against
     an independent cvxpy solve on standardised iris and wine (loss within 0.1%).
 
     Parameters
@@ -888,10 +892,13 @@ class LMNN(_MetricTransformer):
         First step size (in the units of the standardised data); by default
         ``0.1 * ||M0|| / ||gradient||``.
     solver : {"auto", "active-set", "subgradient"}, default="auto"
-        ``"auto"`` is ``"active-set"`` for at most 20 features, else ``"subgradient"``
-        (on breast cancer's 30 features the restricted SDPs are too large for Clarabel
-        here); where the exact stage fails, ``"auto"`` keeps the subgradient result with a
-        ``ConvergenceWarning`` and ``"active-set"`` raises the ``ValueError``.
+        ``"auto"`` is ``"active-set"`` for at most 20 features, or beyond when the first
+        restricted problem has at most :math:`10^6` entries (working triplets times
+        :math:`d^2`: wine with 8 noise columns, 21 features, about 10 s), else
+        ``"subgradient"`` (on breast cancer's 30 features the restricted SDPs are too large
+        for Clarabel here), which warns with its certified gap when that is above
+        :math:`10^{-4}`; where the exact stage fails, ``"auto"`` keeps the subgradient
+        result with a ``ConvergenceWarning`` and ``"active-set"`` raises the ``ValueError``.
     max_rounds : int, default=20
         Cap on the restricted solves of the active-set stage.
 
@@ -908,8 +915,10 @@ class LMNN(_MetricTransformer):
     n_rounds_ : int
         Restricted solves of the active-set stage (0 without it).
     duality_gap_ : float
-        The active-set stage's certified relative gap: the loss is at most this fraction
-        above the optimum (NaN without that stage).
+        The certified relative gap of the result (of the active-set stage, or of the
+        subgradient stage when it is the last): the loss is at most this fraction above
+        the optimum.  The subgradient stage warns when it is above :math:`10^{-4}`, even
+        when its own criterion stopped it.
     scale_ : float
         :math:`s`, the RMS target-neighbour distance of ``X``.
 
@@ -959,9 +968,9 @@ class LMNN(_MetricTransformer):
         triplets = _lmnn_triplets(targets, y_idx)
         self.target_neighbors_, self.scale_ = targets, scale
         solver = self.solver
-        if solver == "auto":
-            solver = "active-set" if X.shape[1] <= _LMNN_ACTIVE_SET_MAX_FEATURES else "subgradient"
         M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
+        if solver == "auto":
+            solver = "active-set" if _lmnn_exact_stage_affordable(M, Xu, triplets) else "subgradient"
         self.n_rounds_ = 0
         self.duality_gap_ = float("nan")
         if solver == "active-set":
@@ -984,11 +993,27 @@ class LMNN(_MetricTransformer):
                         "the triplet margins are badly scaled); its loss may be above the "
                         "optimum: standardise X, or raise max_rounds", ConvergenceWarning,
                         stacklevel=2)
-        if solver == "subgradient" and stop != "converged":
-            warnings.warn(f"LMNN stopped {stop} before the relative change of the loss fell "
-                          f"below tol={tightened(self.tol):g}; its loss may be above the "
-                          "optimum: raise max_iter, or use solver='active-set'",
-                          ConvergenceWarning, stacklevel=2)
+        if solver == "subgradient":
+            # the subgradient stage's own criterion (a small change of the loss) does not
+            # say how far it is from the optimum; the certificate does
+            self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+            if stop != "converged":
+                warnings.warn(f"LMNN stopped {stop} before the relative change of the loss "
+                              f"fell below tol={tightened(self.tol):g}; its loss is certified "
+                              f"within {self.duality_gap_:.3g} (relative) of the optimum: "
+                              "raise max_iter, or use solver='active-set'",
+                              ConvergenceWarning, stacklevel=2)
+            elif not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
+                why = ("solver='auto' skips the exact stage when its restricted problem is "
+                       f"larger than {_LMNN_ACTIVE_SET_MAX_ENTRIES:.0e} entries"
+                       if self.solver == "auto"
+                       else "the subgradient method stalls short of the optimum")
+                warnings.warn(f"LMNN: the subgradient stage converged (relative change of the "
+                              f"loss below tol={tightened(self.tol):g}), but its loss is "
+                              f"certified only within {self.duality_gap_:.3g} (relative) of "
+                              f"the optimum, above {_LMNN_CERTIFIED_GAP:g} ({why}); use "
+                              "solver='active-set' for the certified optimum",
+                              ConvergenceWarning, stacklevel=2)
         self.loss_ = loss
         self._set_metric(M, scale)
         return self
@@ -1040,6 +1065,21 @@ class LMNN(_MetricTransformer):
 
 
 _LMNN_ACTIVE_SET_MAX_FEATURES = 20
+# solver="auto" also runs the exact stage above 20 features while its first restricted
+# problem (working triplets times d^2 entries) is at most this large: wine with 8 noise
+# columns (1,906 x 21^2) takes about 10 s; breast cancer (7,152 x 30^2) fails in Clarabel
+# after 4 minutes on a 2-core machine
+_LMNN_ACTIVE_SET_MAX_ENTRIES = 1_000_000
+
+
+def _lmnn_exact_stage_affordable(M, Xu, triplets):
+    """Whether solver="auto" runs the active-set stage from ``M``: at most 20 features, or
+    a first restricted problem of at most ``_LMNN_ACTIVE_SET_MAX_ENTRIES`` entries."""
+    d = Xu.shape[1]
+    if d <= _LMNN_ACTIVE_SET_MAX_FEATURES:
+        return True
+    n_work = int(np.count_nonzero(_lmnn_margins(M, Xu, triplets) > -_LMNN_WORKING_MARGIN))
+    return n_work * d * d <= _LMNN_ACTIVE_SET_MAX_ENTRIES
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
 _LMNN_WORKING_MARGIN = 0.5
@@ -1498,6 +1538,8 @@ _EXCLUDED_EIGENVALUE = 1e-12
 # best objective still fell by more than this fraction in the last tenth of them.  With
 # the O(1/sqrt(t)) rate of the method, the remaining gap is then about 20 times larger.
 _SUBGRADIENT_RTOL = 1e-3
+# Smoothing widths whose multipliers certify the subgradient solver's point (the best is kept)
+_MENN_CERTIFICATE_SMOOTHINGS = (1e-1, 1e-2, 1e-3, 1e-4)
 # The low-rank solver's first and smallest smoothing widths (margins are of order 1).
 _SMOOTHING_START = 1.0
 _SMOOTHING_FLOOR = 1e-7
@@ -1563,6 +1605,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     (tried after each L-BFGS-B run and every 200 iterations within one); otherwise it
     adds the directions in which the dual matrix is not PSD to :math:`U` (the rank was too
     small) or divides :math:`\mu` by 5, and runs L-BFGS-B again from where it stopped.
+    Before all that it certifies :math:`W = 0` in closed form (every multiplier at
+    :math:`\eta`): for a kernel so small that no metric pays for its trace, that is the
+    optimum, returned with ``n_iter_ = 0``.
 
     Parameters
     ----------
@@ -1590,10 +1635,14 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         22 GB).  ``"subgradient"``: projected subgradient descent on
         :math:`(W, \varepsilon)` with steps :math:`\sqrt{n}/(\|g_t\|\sqrt{t+1})`, in the
         spirit of the paper's own solver; it has no optimality test and is kept for
-        comparison.  Its steps have a fixed scale, which suits kernels of order 1: when its
+        comparison.  Its best point is certified afterwards, from the smoothed multipliers
+        of the low-rank solver at a few widths, and a gap above ``tol`` warns: the bound
+        from a point so far from complementarity is loose (about 0.8 on 89 iris points,
+        where the objective is 7% above the optimum after 3,000 steps), so it nearly
+        always warns.  Its steps have a fixed scale, which suits kernels of order 1: when its
         best point is still the start :math:`W = 0` (the optimum for a kernel so small that
         no metric pays for itself, else a stall), that point's certified duality gap is
-        computed as for ``"cvxpy"`` and a gap above ``tol`` warns.
+        computed as for ``"cvxpy"``.
     max_iter : int, default=20000
         Cap on the L-BFGS-B iterations of ``"lowrank"`` (all its runs together) or on the
         steps of ``"subgradient"``.  ``"lowrank"`` warns (``ConvergenceWarning``) when it
@@ -1622,10 +1671,9 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         Solver iterations (L-BFGS-B iterations, Clarabel iterations, or ``max_iter``
         subgradient steps).
     duality_gap_ : float
-        ``"lowrank"`` and ``"cvxpy"`` (for ``"subgradient"`` only when it ends at
-        :math:`W = 0`, else NaN): the certified relative gap, the objective minus a lower
-        bound from the dual, divided by the objective; the objective is at most this
-        fraction above the SDP's optimum.
+        The certified relative gap, the objective minus a lower bound from the dual,
+        divided by the objective; the objective is at most this fraction above the SDP's
+        optimum (for ``"subgradient"`` a loose bound, see ``solver``).
     classes_, X_fit_, n_components_
 
     See the chapter "Metric learning", section "Metric embedding as a semidefinite program".
@@ -1775,19 +1823,27 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         else:
             W, eps, improving = _menn_subgradient(F, null, tau, eta, self.max_iter)
             self.n_iter_ = self.max_iter
-            if not improving and not np.any(W):
+            # the method has no optimality test of its own: its best point is certified
+            red = _MennReduced(F, tau, eta)
+            S = red.basis.T @ W @ red.basis
+            if not np.any(W):
                 # its best point still has the starting W = 0: the optimum (a kernel so
                 # small that no metric pays for itself), or a method whose fixed step scale
-                # misses the kernel's; the certificate tells which
-                red = _MennReduced(F, tau, eta)
-                self.duality_gap_ = _menn_certified_gap(red, red.basis.T @ W @ red.basis, eps)
-                if not self.duality_gap_ <= self.tol:
-                    warnings.warn(
-                        f"MetricEmbeddingNN: the subgradient solver's best point in "
-                        f"max_iter={self.max_iter} steps is still its start W = 0, which has a "
-                        f"certified duality gap of {self.duality_gap_:.3g} > tol={self.tol}: "
-                        "its step scale does not suit this kernel's; use solver='lowrank', "
-                        "or scale X", ConvergenceWarning, stacklevel=2)
+                # misses the kernel's; the exact certificate tells which
+                self.duality_gap_ = _menn_certified_gap(red, S, eps)
+                why = ("is still its start W = 0, which has", "its step scale does not "
+                       "suit this kernel's; use solver='lowrank', or scale X")
+            else:
+                self.duality_gap_ = _menn_smoothed_certificate(red, S, eps)
+                why = ("has", "it has no optimality test and stops short of the optimum "
+                       "(the bound from its point is loose, the objective usually much "
+                       "closer); raise max_iter, or use solver='lowrank'")
+            if not improving and not self.duality_gap_ <= self.tol:
+                warnings.warn(
+                    f"MetricEmbeddingNN: the subgradient solver's best point in "
+                    f"max_iter={self.max_iter} steps {why[0]} a certified duality gap of "
+                    f"{self.duality_gap_:.3g} > tol={self.tol}: {why[1]}",
+                    ConvergenceWarning, stacklevel=2)
         C_bar = Fc_pinv.T @ W @ Fc_pinv
         self.C_bar_ = (C_bar + C_bar.T) / 2
         self.eps_ = float(eps)
@@ -2036,6 +2092,21 @@ class _MennReduced:
         return t * (alpha.sum() + alpha_diag), w, V
 
 
+def _menn_smoothed_certificate(prob, S, eps):
+    """Relative duality gap at :math:`W = BSB^\top` from the smoothed multipliers
+    :math:`\eta\,\sigma(z/\mu)` of its margins, the best of ``_MENN_CERTIFICATE_SMOOTHINGS``
+    (each made dual feasible by :meth:`_MennReduced.dual_bound`, so each bound is valid).
+    Cheap (one eigenvalue problem of the basis' size per width), for points far from
+    complementarity such as the subgradient solver's, where the tie multipliers of
+    :func:`_menn_certified_gap` cost a Clarabel solve and bound no better."""
+    w, V = np.linalg.eigh((S + S.T) / 2)
+    U = V * np.sqrt(np.maximum(w, 0.0))
+    m = prob.margins(U, eps)
+    objective = prob.objective(U, eps, m)
+    bound = max(prob.dual_bound(m, eps, mu)[0] for mu in _MENN_CERTIFICATE_SMOOTHINGS)
+    return (objective - bound) / max(abs(objective), 1e-300)
+
+
 def _menn_dual_value(alpha, a_diag, t_pairs, g, eta, n):
     """The dual objective at ``alpha`` (unordered pairs, each standing for its two ordered
     ones: ``alpha`` is their sum, in [0, 2 eta]) and ``a_diag`` (the diagonal terms),
@@ -2125,7 +2196,7 @@ def _menn_tie_split(m_pairs, m_diag, eta, n, width):
 
 
 def _menn_fixed_dual_matrix(g, t_pairs, active, eta):
-    """:math:`I + \sum 2\eta\,\tau g g^\top` over the active pairs: the dual matrix
+    r""":math:`I + \sum 2\eta\,\tau g g^\top` over the active pairs: the dual matrix
     before the ties' multipliers are added."""
     return np.eye(g.shape[1]) + (g[active].T * (2 * eta * t_pairs[active])) @ g[active]
 
@@ -2160,6 +2231,34 @@ def _menn_tie_multipliers(m_pairs, t_pairs, g, m_diag, eta, n, width):
     return alpha, (float(d.value) if diag_tie else a_diag_fixed)
 
 
+def _menn_zero_metric(prob):
+    r"""The best threshold for :math:`W = 0` and that point's certified relative gap.
+
+    At :math:`W = 0` every distance is 0, so the objective is
+    :math:`\eta\,(N_s[1-\varepsilon]_+ + N_d(1+\varepsilon))` (:math:`N_s` ordered similar
+    pairs, the diagonal included, :math:`N_d` dissimilar ones), least at
+    :math:`\varepsilon = 1` if :math:`N_s > N_d`, else at 0.  Its dual certificate: every
+    multiplier at :math:`\eta`, the similar ones (and the diagonal) scaled by
+    :math:`\min(1, N_d/N_s)` so that :math:`\sum\alpha\tau \le 0`, then all of them
+    until the dual matrix is PSD; when it is PSD already, the bound equals the objective
+    and :math:`W = 0` is optimal.  Costs one product over the pairs and one small
+    eigenvalue problem.  Returns ``(eps, gap)``.
+    """
+    n, eta = prob.n, prob.eta
+    similar, dissimilar = prob.tau > 0, prob.tau < 0
+    n_similar = float(similar.sum() + n)
+    n_dissimilar = float(dissimilar.sum())
+    eps = 1.0 if n_similar > n_dissimilar else 0.0
+    objective = prob.objective(np.zeros((prob.G.shape[1], 1)), eps)
+    keep = min(1.0, n_dissimilar / n_similar)
+    a = eta * np.where(similar, keep, 0.0) - eta * dissimilar   # alpha * tau
+    dual = 2 * prob.G.T @ (np.diag(a.sum(axis=1)) - a) @ prob.G
+    lowest = np.linalg.eigvalsh((dual + dual.T) / 2)[0]
+    scale = 1.0 if lowest >= -1.0 else -1.0 / lowest
+    bound = scale * eta * (keep * n_similar + n_dissimilar)
+    return eps, (objective - bound) / max(abs(objective), 1e-300)
+
+
 def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     """Minimise the smoothed SDP over S = U U^T (L-BFGS-B), sharpening the smoothing until
     the certified duality gap is below ``tol``.  Returns (W, eps, n_iter, gap, capped):
@@ -2174,6 +2273,11 @@ def _menn_lowrank(F, tau, eta, max_iter, tol, init_rank=8, rank_step=4):
     if s == 0:
         raise ValueError("MetricEmbeddingNN: the centred kernel matrix is zero; "
                          "every embedding maps all points to one")
+    eps, gap = _menn_zero_metric(prob)
+    if gap <= tol:
+        # W = 0 is optimal (a kernel so small that no metric pays for its trace); the
+        # start below, scaled to make distances of order 1, would be huge there
+        return np.zeros((F.shape[1], F.shape[1])), eps, 0, gap, False
     q = min(s, init_rank)
     # start: the top kernel directions, scaled so that a typical squared distance is 1
     d0 = prob.squared_distances(prob.G[:, :q])[~np.eye(n, dtype=bool)]

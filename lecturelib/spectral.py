@@ -94,12 +94,33 @@ def _top_eigh(S, k, B=None, overwrite=False):
 
     A few eigenpairs of a large matrix: LAPACK ``syevx`` (bisection and inverse
     iteration after the tridiagonal reduction); otherwise ``syevr``.
+
+    When the top eigenvalue is highly repeated (the centred identity, an RBF kernel of
+    large ``gamma``), both drivers can return fewer eigenpairs than asked, even none;
+    the full spectrum is then computed, and its last ``k`` eigenvectors are an
+    orthonormal basis of the top eigenspace, as valid as any other.  With ``overwrite``
+    LAPACK destroys only the lower triangle and the diagonal of ``S``, so ``S`` is
+    rebuilt from its strict upper triangle and a copy of the diagonal.
     """
     n = S.shape[0]
+    diagonal = np.diag(S).copy() if overwrite else None
     driver = "evx" if (B is None and n >= 200 and 10 * k <= n) else None
     w, V = linalg.eigh(S, B, subset_by_index=[n - k, n - 1], overwrite_a=overwrite,
                        check_finite=False, driver=driver)
+    if w.shape[0] < k:
+        if overwrite:
+            S = _symmetric_from_upper(S, diagonal)
+        w, V = linalg.eigh(S, B, check_finite=False)
+        w, V = w[n - k:], V[:, n - k:]
     return w[::-1], V[:, ::-1]
+
+
+def _symmetric_from_upper(S, diagonal):
+    """The symmetric matrix with the strict upper triangle of ``S`` and the given diagonal."""
+    U = np.triu(S, 1)
+    U += U.T
+    U[np.diag_indices_from(U)] = diagonal
+    return U
 
 
 def _check_n_components(k, upper, what):

@@ -548,6 +548,9 @@ def _kernel_diag(X, kernel, params):
 # ----------------------------------------------------------------------------- Gram-Schmidt
 
 
+_FACTOR_START_COLUMNS = 32  # IncompleteCholesky's first allocation; doubled as the rank grows
+
+
 class IncompleteCholesky(TransformerMixin, BaseEstimator):
     r"""Sparse kernel Gram-Schmidt: the pivoted incomplete Cholesky factorisation.
 
@@ -679,12 +682,16 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         # (Weyl: the rounding error moves each eigenvalue by at most its norm, <= m eps scale).
         rounding = m * eps
         floor = max(1e-12, rounding) * scale
-        psi = np.zeros((m, cap))
+        # the factor grows with the rank (doubling its columns), so that memory follows
+        # the rank found, not the cap: max_rank=None allowed an m x m factor up front
+        psi = np.zeros((m, min(cap, _FACTOR_START_COLUMNS)))
         pivots, snorms = [], []
         for j in range(cap):
             i_j = int(np.argmax(norm))
             if norm[i_j] <= max(self.tol, floor):
                 break
+            if j == psi.shape[1]:
+                psi = np.hstack([psi, np.zeros((m, min(cap, 2 * j) - j))])
             s = math.sqrt(norm[i_j])
             psi[:, j] = (column(i_j) - psi[:, :j] @ psi[i_j, :j]) / s
             norm -= psi[:, j] ** 2

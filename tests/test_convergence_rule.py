@@ -140,6 +140,14 @@ EXITS = [
          _small_problem()[0] * 100, _small_problem()[1]),
      WARN, r"subgradient solver's best point in max_iter=50 steps is still its start W = 0, "
            r"which has a certified duality gap of [\d.e+-]+ > tol=0\.001"),
+    ("MetricEmbeddingNN-subgradient", "converged by its own criterion, not certified",
+     lambda: metric.MetricEmbeddingNN(solver="subgradient", max_iter=3000).fit(*_menn_small()),
+     WARN, r"subgradient solver's best point in max_iter=3000 steps has a certified duality "
+           r"gap of [\d.e+-]+ > tol=0\.001: it has no optimality test"),
+    ("LMNN", "subgradient converged by its own criterion, not certified",
+     lambda: metric.LMNN(solver="subgradient").fit(*_small_problem()),
+     WARN, r"LMNN: the subgradient stage converged \(relative change of the loss below "
+           r"tol=1e-07\), but its loss is certified only within [\d.e+-]+ \(relative\)"),
 ]
 
 CONVERGING = [
@@ -156,7 +164,7 @@ CONVERGING = [
     ("maxent_distribution", lambda: maxent.maxent_distribution(_FACES, [4.5])),
     ("MMC", lambda: metric.MMC().fit(*_small_problem())),
     ("ITML", lambda: metric.ITML(n_constraints=10, random_state=0).fit(*_small_problem())),
-    ("LMNN", lambda: metric.LMNN(solver="subgradient").fit(*_small_problem())),
+    ("LMNN", lambda: metric.LMNN().fit(*_small_problem())),
     ("MetricEmbeddingNN-lowrank", lambda: metric.MetricEmbeddingNN().fit(*_small_problem())),
 ]
 

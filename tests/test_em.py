@@ -197,6 +197,20 @@ def test_bernoulli_mixture_refuses_non_binary_data():
         em.BernoulliMixture().fit([[0, 1], [2, 1], [1, 1]])
 
 
+def test_bernoulli_mixture_refuses_the_posterior_of_a_row_of_probability_zero():
+    """Fit on all-zero runs, every coin has p = 0: a run with a head has probability 0, so its
+    posterior over the coins is 0/0.  It was NaN, with only RuntimeWarnings."""
+    mix = em.BernoulliMixture(2, random_state=0).fit(np.zeros((10, 3)))
+    X = np.array([[0, 0, 0], [1, 0, 0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(np.isneginf(mix.score_samples(X)), [False, True])
+        for method in (mix.predict_proba, mix.predict):
+            with pytest.raises(ValueError, match=r"row\(s\) \[1\] of X have probability 0"):
+                method(X)
+        np.testing.assert_allclose(mix.predict_proba(X[:1]).sum(axis=1), 1.0)
+
+
 # ---------------------------------------------------------------- bag of words
 
 

@@ -194,6 +194,50 @@ def test_kernel_pca_rings_uncentred_separates():
     assert all(hi[order[i]] < lo[order[i + 1]] for i in range(2))
 
 
+
+# A top eigenvalue repeated many times (the centred identity has eigenvalue 1 with
+# multiplicity n - 1): LAPACK's subset eigensolvers returned no eigenpair at all here, and
+# every one of these fits raised IndexError.  Any orthonormal basis of the top eigenspace,
+# the orthogonal complement of the all-ones vector, is a valid answer.
+def _in_centred_identity_top_space(V):
+    n, k = V.shape
+    return np.allclose(V.T @ V, np.eye(k), atol=1e-10) and np.allclose(V.sum(axis=0), 0, atol=1e-10)
+
+
+def test_pca_of_the_identity_returns_a_basis_of_the_repeated_top_eigenspace():
+    X = np.eye(60)
+    pca = PCA(n_components=2).fit(X)
+    ref = decomposition.PCA(2, svd_solver="full").fit(X)
+    np.testing.assert_allclose(pca.explained_variance_, ref.explained_variance_, rtol=1e-12)
+    np.testing.assert_allclose(pca.explained_variance_, 1 / 59, rtol=1e-12)
+    assert _in_centred_identity_top_space(pca.components_.T)
+
+
+@pytest.mark.parametrize("kernel, X", [
+    ("linear", np.eye(60)),
+    ("precomputed", np.eye(60)),
+    ("precomputed", np.eye(300)),          # the large-matrix driver (syevx)
+    ("rbf", np.random.default_rng(0).normal(size=(60, 3))),  # gamma 1e6: numerically I
+])
+def test_kernel_pca_of_an_identity_kernel_returns_a_basis_of_the_top_eigenspace(kernel, X):
+    kpca = KernelPCA(n_components=2, kernel=kernel, gamma=1e6).fit(X)
+    np.testing.assert_allclose(kpca.eigenvalues_, 1.0, rtol=1e-12)
+    assert _in_centred_identity_top_space(kpca.eigenvectors_)
+
+
+def test_top_eigenpairs_fallback_rebuilds_a_matrix_lapack_overwrote():
+    """With overwrite=True the lower triangle is destroyed by the first (failing) solve."""
+    from lecturelib.spectral import _top_eigh
+
+    n = 60
+    S = np.asfortranarray(np.eye(n) - 1.0 / n)
+    assert S.flags.f_contiguous        # so LAPACK works in place, not on a copy
+    w, V = _top_eigh(S, 2, overwrite=True)
+    assert w.shape == (2,) and V.shape == (n, 2)
+    np.testing.assert_allclose(w, 1.0, rtol=1e-12)
+    assert _in_centred_identity_top_space(V)
+
+
 # ----------------------------------------------------------------------------- LDA
 
 

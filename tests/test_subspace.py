@@ -210,6 +210,29 @@ def test_incomplete_cholesky_from_data_and_transform(data):
     np.testing.assert_allclose(Z @ full.factor_.T, rbf_kernel(Xnew, X, gamma=0.2), atol=1e-6)
 
 
+def test_incomplete_cholesky_memory_follows_the_rank_not_the_number_of_points():
+    """200,000 points of a rank-3 linear kernel: the factor is 200,000 x 3.  With
+    max_rank=None an m x m factor (320 GB here) was allocated before the first pivot,
+    a MemoryError; it now grows with the rank.  The factor is checked against the data:
+    K = X X^T, so factor_ factor_^T reproduces it on a sample of entries."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200_000, 3))
+    ic = IncompleteCholesky(kernel="linear", tol=1e-8).fit(X)
+    assert ic.rank_ == 3 and ic.factor_.shape == (200_000, 3)
+    rows = rng.choice(200_000, 50, replace=False)
+    np.testing.assert_allclose(ic.factor_[rows] @ ic.factor_[rows].T, X[rows] @ X[rows].T,
+                               atol=1e-8)
+
+
+def test_incomplete_cholesky_factor_grows_past_its_first_allocation(data):
+    """More pivots than the first allocation's columns: the same factor as the exact
+    pivoted Cholesky of the full-rank Gram matrix (the growth copies, nothing is lost)."""
+    K = rbf_kernel(data[:60], gamma=2.0) + 1e-3 * np.eye(60)
+    ic = IncompleteCholesky(tol=0.0).fit(K)
+    assert ic.rank_ == 60
+    np.testing.assert_allclose(ic.factor_ @ ic.factor_.T, K, atol=1e-10)
+
+
 def test_incomplete_cholesky_validation():
     with pytest.raises(ValueError, match="square"):
         IncompleteCholesky().fit(np.ones((3, 4)))
