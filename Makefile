@@ -17,7 +17,7 @@ PDFBUILD = $(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
 
 help::
 	@echo "make book-instructor  render the instructor book (solutions shown) to _build/instructor/_build/html"
-	@echo "make pdf              render the student book to one PDF, $(PDF_DIR)/book.pdf (needs TeX, see README)"
+	@echo "make pdf              render the student book to $(PDF_DIR)/book.pdf and the library reference to reference.pdf (needs TeX, see README)"
 	@echo "make pdf-instructor   the instructor book (solutions shown) as a PDF, $(PDF_INSTRUCTOR_DIR)/book.pdf"
 	@echo "make test             the everyday tests (library, grader, notebooks, the student book): under 10 minutes"
 	@echo "make test-all         every test, the slow cross-checks too (what CI runs): under 20 minutes"
@@ -38,15 +38,15 @@ book-instructor: $(STAMP)
 pdf: $(STAMP)
 	rm -rf $(PDF_DIR)
 	$(PDFBUILD) --path-output $(PDF_DIR)
-	cp $(PDF_DIR)/_build/latex/book.pdf $(PDF_DIR)/book.pdf
-	@echo "Open $(PDF_DIR)/book.pdf"
+	cp $(PDF_DIR)/_build/latex/book.pdf $(PDF_DIR)/_build/latex/reference.pdf $(PDF_DIR)/
+	@echo "Open $(PDF_DIR)/book.pdf (the library reference: $(PDF_DIR)/reference.pdf)"
 
 pdf-instructor: $(STAMP)
 	$(BIN)/python tools/bookconfig.py instructor _build/instructor-config
 	rm -rf $(PDF_INSTRUCTOR_DIR)
 	$(PDFBUILD) --config _build/instructor-config/_config.yml --toc _build/instructor-config/_toc.yml \
 	    --path-output $(PDF_INSTRUCTOR_DIR)
-	cp $(PDF_INSTRUCTOR_DIR)/_build/latex/book.pdf $(PDF_INSTRUCTOR_DIR)/book.pdf
+	cp $(PDF_INSTRUCTOR_DIR)/_build/latex/book.pdf $(PDF_INSTRUCTOR_DIR)/_build/latex/reference.pdf $(PDF_INSTRUCTOR_DIR)/
 	@echo "Open $(PDF_INSTRUCTOR_DIR)/book.pdf"
 
 # Two tiers.  make test, the everyday one: the library, grading and the sandbox, nbval of

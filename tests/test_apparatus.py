@@ -6,8 +6,10 @@
 - The general index is in the navigation (Back matter) and linked from the intro, and has
   entries for the chapters' terms, not only for the library reference.
 - The search page shows a text snippet under each hit, also for a book opened from disk,
-  cut around the hit and without math; each page is listed once; in the student book no
-  snippet holds text of the graded exercises' solutions.
+  cut around the hit, with its formulas as TeX source (no holes where math was); each page
+  is listed once; in the student book no snippet holds text of the graded exercises'
+  solutions.  The index holds prose, not the code of notebook cells, and ranks the chapters
+  first: a search for "kernel" finds chapter 4 among the first three hits.
 - Every correction is one kind of box: ```{admonition} Correction to the notes``` with the
   option ``:class: correction`` (styled in ``_static/book.css``).
 """
@@ -226,6 +228,53 @@ def test_article_text_keeps_sections_and_drops_markup():
     assert article_text("<html>no article</html>") == ""
 
 
+def test_article_text_keeps_formulas_as_tex_and_drops_cell_code():
+    page = ('<article class="bd-article"><section id="a"><p>With <span class="math notranslate nohighlight">'
+            '\\(m\\)</span> samples with <span class="math notranslate nohighlight">\\(n\\)</span> features:</p>'
+            '<div class="math notranslate nohighlight" id="equation-x"><span class="eqno">(5.1)'
+            '<a class="headerlink" href="#equation-x">#</a></span>\\[\n a &lt; \\hat b\n\\]</div>'
+            '<div class="cell docutils container"><div class="cell_input docutils container">\n'
+            '<div class="highlight-ipython3 notranslate"><div class="highlight"><pre><span></span>'
+            '<span class="kn">from</span> lecturelib <span class="kn">import</span> kernels\n</pre></div>\n</div>\n</div>'
+            '<div class="cell_output docutils container"><div class="output stream highlight-myst-ansi notranslate">'
+            '<div class="highlight"><pre><span></span>0.25\n</pre></div></div></div></div></section></article>')
+    assert article_text(page) == '<section id="a">With $m$ samples with $n$ features: $a &lt; \\hat b$ 0.25 </section>'
+
+
+def test_the_search_scorer_is_read_from_the_book_folder(tmp_path):
+    """Sphinx 7.4 opens html_search_scorer relative to the working directory; the extension
+    makes it relative to the book, so a build started elsewhere uses the book's scorer."""
+    book, elsewhere = tmp_path / "book", tmp_path / "elsewhere"
+    (book / "_static").mkdir(parents=True)
+    elsewhere.mkdir()
+    (book / "conf.py").write_text('extensions = ["sphinx.ext.autodoc", "lecturelib._sphinx_book"]\nroot_doc = "index"\n'
+                                  'html_search_scorer = "_static/scorer.js"\n')
+    (book / "_static" / "scorer.js").write_text("var Scorer = {score: (r) => r[4]}; // the book's scorer\n")
+    (book / "index.rst").write_text("Kernels\n=======\n\nText.\n")
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", str(book), str(book / "out")],
+                          capture_output=True, text=True, timeout=300, cwd=elsewhere)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "the book's scorer" in (book / "out" / "_static" / "language_data.js").read_text(encoding="utf-8")
+
+
+def test_the_search_indexes_prose_and_the_texts_index_entries_as_main():
+    from sphinx import addnodes
+
+    from lecturelib._sphinx_book import searchable
+    document = nodes.document(None, None)
+    cell = nodes.container(nb_element="cell_code")
+    cell += nodes.container("", nodes.literal_block("", "import kernels"), nb_element="cell_code_source")
+    cell += nodes.container("", nodes.literal_block("", "0.25"), nb_element="cell_code_output")
+    term = addnodes.index(entries=[("single", "kernel", "index-1", "", None)])
+    api = addnodes.index(entries=[("single", "rbf_kernel() (in module k)", "k.rbf_kernel", "", None)])
+    document += [term, nodes.paragraph("", "A kernel is an inner product."), cell, api, addnodes.desc()]
+    indexed = searchable(document)
+    assert "import kernels" not in indexed.astext() and "0.25" in indexed.astext() and "A kernel" in indexed.astext()
+    entries = [node["entries"][0][3] for node in indexed.findall(addnodes.index)]
+    assert entries == ["main", ""], "the text's entry is main, autodoc's is left alone"
+    assert "import kernels" in document.astext() and term["entries"][0][3] == "", "the page itself is unchanged"
+
+
 def summaries(html: Path) -> dict[str, str]:
     """Docname -> the text the search page cuts its snippets from (markup removed)."""
     script = (html / "_static" / SEARCH_SUMMARIES).read_text(encoding="utf-8")
@@ -261,9 +310,11 @@ def test_search_summaries_cover_every_page_and_hold_no_solution(student_html):
     lines = graded_solution_lines()
     leaked = [(doc, line) for doc, text in texts.items() for line in lines if line in text]
     assert not leaked, f"graded solution text in the search summaries: {leaked[:3]}"
-    # Math is left out (MathJax's delimiters would show as raw TeX in the snippets).
+    # Formulas are their TeX source between dollars, without MathJax's delimiters.
     tex = [doc for doc, text in texts.items() if re.search(r"\\[()\[\]]", text)]
-    assert not tex, f"raw TeX in the search summaries of {tex[:5]}"
+    assert not tex, f"MathJax delimiters in the search summaries of {tex[:5]}"
+    assert "$m$ samples with $n$ features" in texts["exercises/05-spectral"], "a hole where a formula was"
+    assert "from lecturelib import" not in texts["chapters/06-clustering"], "cell code in the summaries"
 
 
 def search_hits(browser, html: Path, query: str) -> list[dict]:
@@ -328,6 +379,21 @@ def test_search_shows_snippets_without_solutions(edition, request, browser):
         if edition == "student":
             leaks = [(h["href"], piece) for h in hits for piece in solution_fragments(h["snippet"])]
             assert not leaks, f"student book, {query!r}: solution text in search snippets: {leaks[:3]}"
+
+
+@pytest.mark.full
+@pytest.mark.browser
+def test_search_ranks_the_chapter_that_explains_an_idea_first(student_html, browser):
+    """Typed into the search page: "kernel" lists chapter 4 (SVMs and kernels) among its first
+    three hits, not behind the library reference and the chapters that import the module;
+    the snippets show prose (no import lines) and formulas as TeX, not holes."""
+    hits = search_hits(browser, student_html, "kernel")
+    pages = [h["href"].split("#")[0] for h in hits]
+    assert "chapters/04-svm.html" in pages[:3], [h["title"] for h in hits[:8]]
+    assert not [h for h in hits if re.search(r"\bimport\b", h["snippet"])], "import lines in the snippets"
+    hits = search_hits(browser, student_html, "samples")
+    snippet = next(h["snippet"] for h in hits if h["href"].startswith("exercises/05-spectral.html"))
+    assert "$m$ samples with $n$ features" in snippet, snippet
 
 
 # ------------------------------------------------------------------------ corrections

@@ -1,8 +1,12 @@
-"""The printable edition: ``make pdf`` renders the student book to one PDF, read back with pdftotext.
+"""The printable edition: ``make pdf`` renders the student book to one PDF and the library
+reference to another, read back with pdftotext.
 
-The PDF is built once for this file (``make pdf`` into a folder of its own) and its text is
-checked: every chapter's title, a sample of the numbers the chapters print, no undefined
-reference (LaTeX prints "??" for one) and no solution text.  Needs XeLaTeX, latexmk, the
+The PDFs are built once for this file (``make pdf`` into a folder of its own) and their
+text is checked: every chapter's title, a sample of the numbers the chapters print, no
+undefined reference (LaTeX prints "??" for one) and no solution text; numbered sections,
+chapters that open with their text rather than their imports, no box wider than the
+page, and an index of the book's concepts set in roman (the API names are indexed in the
+reference volume).  Needs XeLaTeX, latexmk, the
 FreeFont fonts and poppler-utils (the README's set-up; ``.ci/run`` installs them): without
 them the tests skip, except when ``CI`` is set, where they fail.
 """
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from lecturelib._sphinx_book import chapter_number, is_setup_code
 from solutiontext import MIN_CHARS, solution_lines
 
 pytestmark = pytest.mark.full
@@ -45,6 +50,15 @@ def require_tools() -> None:
 PDF_DIR = Path(os.environ.get("LECTURELIB_TEST_BUILD", ROOT / "_build")).resolve() / "test-pdf"
 
 
+LATEX = PDF_DIR / "_build" / "latex"
+
+
+def text_of(pdf: Path, *pages: int) -> str:
+    first_last = ["-f", str(pages[0]), "-l", str(pages[-1])] if pages else []
+    return subprocess.run(["pdftotext", "-enc", "UTF-8", *first_last, str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+
+
 @pytest.fixture(scope="module")
 def pdf_text() -> str:
     """The text of the student PDF, built from clean by ``make pdf``."""
@@ -54,17 +68,25 @@ def pdf_text() -> str:
     proc = subprocess.run(["make", "pdf", f"PDF_DIR={out}"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=1800)
     pdf = out / "book.pdf"
-    if proc.returncode != 0 or not pdf.is_file():
+    if proc.returncode != 0 or not pdf.is_file() or not (out / "reference.pdf").is_file():
         pytest.fail(f"make pdf failed (rc {proc.returncode}):\n{(proc.stdout + proc.stderr)[-6000:]}")
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = text_of(pdf)
     assert len(text) > 100_000, "the PDF holds almost no text"
     return text
 
 
+@pytest.fixture(scope="module")
+def reference_text(pdf_text) -> str:
+    """The text of the library reference's volume, built by the same ``make pdf``."""
+    text = text_of(PDF_DIR / "reference.pdf")
+    assert len(text) > 50_000, "the reference volume holds almost no text"
+    return text
+
+
 def flat(text: str) -> str:
-    """Text without wrap marks, whitespace or hyphens: what survives line breaking."""
-    return re.sub(r"[\s\-\u00ad]+", "", WRAP_MARK.sub("", text))
+    """Text without wrap marks, whitespace or hyphens: what survives line breaking (with
+    LaTeX's curly apostrophes straight)."""
+    return re.sub(r"[\s\-\u00ad]+", "", WRAP_MARK.sub("", text)).replace("\u2019", "'")
 
 
 def cells(path: Path) -> list[dict]:
@@ -90,11 +112,112 @@ def printed_numbers(path: Path, per_chapter: int = 4) -> list[str]:
     return found[:per_chapter]
 
 
-def test_pdf_has_every_chapter_title(pdf_text):
+def test_pdf_has_every_chapter_title(pdf_text, reference_text):
     text = flat(pdf_text)
-    titles = [title_of(p) for p in CHAPTERS + EXERCISES] + ["The lecturelib reference", "Bibliography"]
+    titles = [title_of(p) for p in CHAPTERS + EXERCISES] + ["Bibliography"]
     missing = [t for t in titles if flat(t) not in text]
     assert not missing, f"chapter titles missing from the PDF: {missing}"
+    # The library reference is its own volume, with a page per module.
+    modules = [re.sub(r"[`*]", "", path.read_text(encoding="utf-8").splitlines()[0][2:])
+               for path in sorted((ROOT / "reference").glob("*.md")) if path.stem != "index"]
+    reference = flat(reference_text)
+    assert len(modules) > 10 and not [t for t in modules if flat(t) not in reference], modules
+    assert "The lecturelib reference" in reference_text.split("\f", 1)[0], "the reference volume's title page"
+    toc = (LATEX / "book.toc").read_text(encoding="utf-8")
+    assert "lecturelib.bayes" not in toc and "lecturelib reference" not in toc, "the reference is inside the book"
+
+
+def test_pdf_numbers_the_sections_of_each_chapter():
+    """The contents read "1.1 Joint tables and Bayes' rule": each numbered chapter's sections
+    are numbered from 1 under its number; the chapter headings are not numbered a second time."""
+    toc = (LATEX / "book.toc").read_text(encoding="utf-8")
+    entries = re.findall(r"\\contentsline \{(chapter|section)\}\{(.*?)\}\{[^{}]*\}\{[^{}]*\}%", toc)
+    assert entries, "no entries read from book.toc"
+    chapters = {title_of(path): chapter_number(title_of(path)) for path in CHAPTERS}
+    current, numbers, wrong = None, {}, []
+    for kind, text in entries:
+        if kind == "chapter":
+            if "\\numberline" in text:
+                wrong.append(f"chapter numbered by LaTeX: {text}")
+            current = chapter_number(text)
+            continue
+        number = re.match(r"\\numberline \{([^}]*)\}", text)
+        if current is None:
+            if number:
+                wrong.append(f"section of an unnumbered chapter numbered: {text}")
+            continue
+        numbers.setdefault(current, []).append(number.group(1) if number else None)
+    assert not wrong, wrong[:5]
+    assert set(numbers) == set(chapters.values()), f"chapters without sections in the contents: {set(chapters.values()) - set(numbers)}"
+    for chapter, seen in numbers.items():
+        assert seen == [f"{chapter}.{i}" for i in range(1, len(seen) + 1)], f"chapter {chapter}: {seen}"
+
+
+def setup_cells() -> list[str]:
+    return ["".join(c["source"]) for p in CHAPTERS for c in cells(p)
+            if c["cell_type"] == "code" and is_setup_code("".join(c["source"]))]
+
+
+def test_setup_cells_are_recognised():
+    assert is_setup_code("import numpy as np\n\nfrom lecturelib import bayes\nnp.set_printoptions(precision=4)\n")
+    assert not is_setup_code("import numpy as np\nX = np.ones(3)\n")
+    assert not is_setup_code("")
+    first = [next(c for c in cells(p) if c["cell_type"] == "code") for p in CHAPTERS]
+    assert all(is_setup_code("".join(c["source"])) for c in first), "a chapter's first cell is not read as its imports"
+
+
+def test_no_chapter_opens_with_its_imports(pdf_text):
+    """The chapters' cells of imports and printing options are not printed (43 lines in all)."""
+    shown = code_lines(folded=False) + [line for p in EXERCISES for c in cells(p)
+                                        for line in "".join(c["source"]).splitlines()]
+    lines = [line.strip() for source in setup_cells() for line in source.splitlines() if line.strip()]
+    distinctive = only_in(sorted(set(lines)), shown)
+    assert len(distinctive) > 10, distinctive
+    text = flat(pdf_text)
+    printed = [line for line in distinctive if flat(line) in text]
+    assert not printed, f"import lines of the chapters in the PDF: {printed[:5]}"
+
+
+OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\).*$", re.M)
+
+
+@pytest.mark.parametrize("volume", ["book", "reference"])
+def test_pdf_has_no_box_wider_than_the_page(pdf_text, volume):
+    """No line, table or equation sticks out of the type area by more than 5 pt (the
+    notation tables did by up to 21 pt, their formulas in a column too narrow)."""
+    log = (LATEX / f"{volume}.log").read_text(encoding="utf-8", errors="replace")
+    wide = [m.group(0) for m in OVERFULL.finditer(log) if float(m.group(1)) > 5]
+    assert not wide, f"{volume}.pdf: {len(wide)} overfull boxes wider than 5 pt: {wide[:5]}"
+
+
+def index_pages(pdf: Path) -> list[int]:
+    """The pages of the general index, the last chapter of a volume."""
+    pages = int(re.search(r"^Pages:\s+(\d+)", subprocess.run(["pdfinfo", str(pdf)], capture_output=True,
+                                                              text=True, check=True).stdout, re.M).group(1))
+    found = []
+    for page in range(pages, 0, -1):
+        if re.search(r"^Index\s*$", text_of(pdf, page), re.M):
+            found.append(page)
+            break
+        found.append(page)
+    return sorted(found)
+
+
+def fonts_on(pdf: Path, pages: list[int]) -> str:
+    return subprocess.run(["pdffonts", "-f", str(pages[0]), "-l", str(pages[-1]), str(pdf)], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_book_index_holds_concepts_in_roman_and_the_reference_the_api(pdf_text, reference_text):
+    book = (LATEX / "book.ind").read_text(encoding="utf-8")
+    api = (LATEX / "reference.ind").read_text(encoding="utf-8")
+    assert "notation" in book and "in module" not in book and "lecturelib." not in book, "API names in the book's index"
+    assert "in module lecturelib" in api, "the reference's index has no API names"
+    pages = index_pages(PDF_DIR / "book.pdf")
+    assert len(pages) < 15, pages
+    fonts = fonts_on(PDF_DIR / "book.pdf", pages)
+    assert "FreeSerif" in fonts and "Mono" not in fonts, f"the book's index is not set in roman:\n{fonts}"
+    assert "Mono" in fonts_on(PDF_DIR / "reference.pdf", index_pages(PDF_DIR / "reference.pdf"))
 
 
 def test_pdf_shows_the_numbers_the_chapters_print(pdf_text):
@@ -106,14 +229,18 @@ def test_pdf_shows_the_numbers_the_chapters_print(pdf_text):
     assert not missing, f"printed numbers missing from the PDF: {missing}"
 
 
-def test_pdf_has_no_undefined_references(pdf_text):
-    lines = [line for line in pdf_text.splitlines() if "??" in line]
-    assert not lines, f"undefined references ('??') in the PDF: {lines[:5]}"
+def test_pdf_has_no_undefined_references(pdf_text, reference_text):
+    for volume, text in (("book", pdf_text), ("reference", reference_text)):
+        lines = [line for line in text.splitlines() if "??" in line]
+        assert not lines, f"undefined references ('??') in {volume}.pdf: {lines[:5]}"
+        log = (LATEX / f"{volume}.log").read_text(encoding="utf-8", errors="replace")
+        undefined = re.findall(r"(?:Hyper reference|Reference) `[^']*' on page \d+ undefined", log)
+        assert not undefined, f"{volume}.pdf: links to nothing: {undefined[:5]}"
 
 
 def test_pdf_has_every_character(pdf_text):
     """XeLaTeX only warns when a font lacks a glyph, and the character is left out."""
-    log = (PDF_DIR / "_build" / "latex" / "book.log").read_text(encoding="utf-8", errors="replace")
+    log = (LATEX / "book.log").read_text(encoding="utf-8", errors="replace")
     missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font", log)))
     assert not missing, f"characters the PDF's fonts do not have (left out of the PDF): {missing}"
 
@@ -127,6 +254,8 @@ def code_lines(folded: bool) -> list[str]:
     for p in CHAPTERS:
         for c in cells(p):
             if c["cell_type"] != "code" or bool(FOLDING_TAGS & set(c["metadata"].get("tags", []))) != folded:
+                continue
+            if is_setup_code("".join(c["source"])):  # the imports, left out of print
                 continue
             lines += [line.strip() for line in "".join(c["source"]).splitlines()
                       if len(line.strip()) >= MIN_CHARS and not line.strip().startswith("#")]
@@ -167,7 +296,7 @@ def test_pdf_prints_no_folded_code(pdf_text):
 
 def test_pdf_has_one_bibliography_and_a_preface(pdf_text):
     """The contents (LaTeX's book.toc) list a Preface, then the parts, and one Bibliography."""
-    toc = (PDF_DIR / "_build" / "latex" / "book.toc").read_text(encoding="utf-8")
+    toc = (LATEX / "book.toc").read_text(encoding="utf-8")
     chapters = re.findall(r"\\contentsline \{chapter\}\{(.*?)\}\{", toc)
     assert chapters.count("Bibliography") == 1, f"the contents list Bibliography {chapters.count('Bibliography')} times"
     assert chapters[0] == "Preface" and chapters.count("Preface") == 1, chapters[:5]

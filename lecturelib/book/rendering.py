@@ -23,7 +23,10 @@ machines", "A. Constrained optimisation"), so the book needs no numbered toctree
 would number the titles a second time).  A page whose title has no number numbers its
 items from 1 on its own.
 
-The search page shows a snippet of text under each hit.  Sphinx's search page fetches
+The search index holds the pages' prose, not the code of their notebook cells, and a
+scorer (``_static/search_scorer.js``, ``html_search_scorer``) ranks the chapters above the
+library reference and the exercises, so that a search for an idea finds the chapter that
+explains it first.  The search page shows a snippet of text under each hit.  Sphinx's search page fetches
 every hit's page to cut the snippet from it, which browsers refuse for pages opened from
 disk (``file://``, the offline book; Sphinx issues 9156 and 10407), so the hits came without
 snippets.  At the end of an HTML build the text of every page's article (the page as
@@ -42,7 +45,13 @@ starts the equation counter afresh under its own number: "(4.3)", "(A.1)", as in
 
 The printed book leaves out what the HTML book folds away: the code of a cell tagged
 ``hide-input`` or ``hide-cell`` (the plotting code of the figures) is dropped from the
-LaTeX document, its outputs stay.  The intro's sections form one unnumbered "Preface"
+LaTeX document, its outputs stay; so is a cell of imports and printing options only (each
+chapter's first cell).  The chapters' sections are numbered ("4.1 The margin"): LaTeX
+numbers sections, not the chapter headings, whose titles carry their numbers.  The
+library reference is a volume of its own (``reference.pdf``, ``latex_documents`` in
+``_config.yml``) with its own index of the API, set in typewriter; the book's index
+holds the text's concepts, set in roman, and its links into the reference are plain
+text (one PDF cannot link into another).  The intro's sections form one unnumbered "Preface"
 ahead of Part I instead of three unnumbered chapters; LaTeX's bibliography is the book's
 one Bibliography chapter (the page ``bibliography.md`` only places it); a proof is set as
 text starting with an italic *Proof.* and ending with a square, not as an untitled box.
@@ -57,9 +66,9 @@ closed dropdown (sphinx-togglebutton folds ``.admonition.dropdown``), in both ed
 a script sphinx-thebe adds once per build is written once per page (it was declared
 twice, a console error); the download button of a page downloads the notebook instead of
 opening its JSON in a new tab; the sidebar's section toggles have a name for screen
-readers, and the bibliography's entries are the items of its list (ARIA).  The search snippets are cut from the text without its
-math (raw TeX before MathJax) around the first word of the query found, and a page that
-matches several times is listed once, at its best hit.
+readers, and the bibliography's entries are the items of its list (ARIA).  The search snippets are cut from the text, its
+formulas as TeX source between dollars, around the first word of the query found, and a page that
+matches several times is listed once, where it ranks highest.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
 """
@@ -176,8 +185,12 @@ def _skip_member(app, what, name, obj, skip, options):
 SEARCH_SUMMARIES = "search-summaries.js"
 _ARTICLE = re.compile(r'<article\b[^>]*class="bd-article"[^>]*>(.*)</article>', re.S)
 _DROPPED = re.compile(r'<(script|style)\b.*?</\1>|<a\b[^>]*class="headerlink"[^>]*>.*?</a>'
-                      r'|<span\b[^>]*class="math[^"]*"[^>]*>.*?</span>'
-                      r'|<div\b[^>]*class="math[^"]*"[^>]*>.*?</div>', re.S)
+                      r'|<span\b[^>]*class="eqno"[^>]*>.*?</span>', re.S)
+_MATH = re.compile(r'<(span|div)\b[^>]*class="math[^"]*"[^>]*>(.*?)</\1>', re.S)
+_MATH_DELIMITERS = (("\\(", "\\)"), ("\\[", "\\]"))
+# The code of a notebook cell (its input); the outputs stay.
+_CELL_CODE = re.compile(r'(<div\b[^>]*class="cell_input[^"]*"[^>]*>\s*<div\b[^>]*>\s*<div class="highlight"><pre>)'
+                        r'.*?(</pre>)', re.S)
 _SECTION_OPEN = re.compile(r'<section\b[^>]*?\bid="([^"]*)"[^>]*>')
 _BLOCK_END = re.compile(r"</(p|div|li|dt|dd|tr|td|th|h[1-6]|pre|table|figure|blockquote)>|<br\s*/?>")
 _TAG = re.compile(r"<(?!section id=|/section>)[^>]*>")
@@ -204,7 +217,7 @@ _SUMMARIES_JS = """\
   };
   // The snippet starts at the first word of the query the text contains (Sphinx looks for
   // the stems, which the text often lacks: "entropi", "theori"), and each page is listed
-  // once, at its best-scoring hit.
+  // once, at its first hit in Sphinx's order (results are shown from the end of the list).
   // This file loads before searchtools.js: Search is patched once the page is parsed,
   // before searchtools' own DOMContentLoaded listener runs the query.
   document.addEventListener("DOMContentLoaded", () => {
@@ -225,16 +238,24 @@ _SUMMARIES_JS = """\
   const perform = Search._performSearch;
   Search._performSearch = (...args) => {
     const results = perform(...args);
-    const best = new Map();
-    for (const result of results) {
-      const kept = best.get(result[0]);
-      if (kept === undefined || result[4] > kept[4]) best.set(result[0], result);
-    }
-    return results.filter((result) => best.get(result[0]) === result);
+    const shown = new Map();
+    for (const result of results) shown.set(result[0], result);  // the last one is shown first
+    return results.filter((result) => shown.get(result[0]) === result);
   };
   });
 })();
 """
+
+
+def math_source(match: re.Match) -> str:
+    """A formula as its TeX source between dollars (``$\\mathbb R^n$``), without MathJax's
+    delimiters: a snippet reads "$m$ samples with $n$ features", not "samples with features"."""
+    tex = _TAG.sub("", match.group(2)).strip()
+    for opening, closing in _MATH_DELIMITERS:
+        if tex.startswith(opening) and tex.endswith(closing):
+            tex = tex[len(opening):-len(closing)]
+    tex = "$" + " ".join(tex.split()) + "$"
+    return f" {tex} " if match.group(1) == "div" else tex
 
 
 def article_text(page_html: str) -> str:
@@ -242,11 +263,14 @@ def article_text(page_html: str) -> str:
 
     Entities stay escaped (the result is HTML); tags other than sections are dropped, with
     a space where a block ends so that words of adjacent blocks do not run together.
+    Formulas are kept as their TeX source (:func:`math_source`); the code of notebook cells
+    is left out (a snippet shows the prose around a hit).
     """
     match = _ARTICLE.search(page_html)
     if not match:
         return ""
-    body = _DROPPED.sub("", match.group(1))
+    body = _CELL_CODE.sub(r"\1\2", _DROPPED.sub("", match.group(1)))
+    body = _MATH.sub(math_source, body)
     body = _SECTION_OPEN.sub(lambda m: f'<section id="{m.group(1)}">', body)
     body = _TAG.sub("", _BLOCK_END.sub(" ", body))
     return re.sub(r"\s+", " ", body).strip()
@@ -267,9 +291,70 @@ def _search_summaries(app, exception):
     (outdir / "_static" / SEARCH_SUMMARIES).write_text(_SUMMARIES_JS % data, encoding="utf-8")
 
 
+def searchable(doctree: nodes.document) -> nodes.document:
+    """What the search indexes of a page: a copy of ``doctree`` without the code of its
+    notebook cells (their outputs stay), in which the text's index entries are main entries.
+
+    Each ``{index}`` entry of the book marks where the text defines a term (CONTRIBUTING),
+    but MyST writes it as an ordinary entry, which Sphinx's search lists after every other
+    hit ("arbitrary cross-references"); as a main entry it is ranked by its score like the
+    rest.  The entries autodoc writes for the library's objects are left as they are.
+    """
+    copy = doctree.deepcopy()
+    for node in list(copy.findall(nodes.container)):
+        if node.get("nb_element") == "cell_code_source":
+            node.parent.remove(node)
+    for node in copy.findall(addnodes.index):
+        following = node.next_node(descend=False, siblings=True)
+        if isinstance(following, addnodes.desc):
+            continue
+        node["entries"] = [(kind, value, target, main or "main", key)
+                           for kind, value, target, main, key in node["entries"]]
+    return copy
+
+
+def _index_prose_not_code(app):
+    """The search index holds each page's text without its code cells: a search for "kernel"
+    finds the chapters that explain kernels, not every notebook that imports them.  (The
+    library's names are still found: the reference's entries are indexed as objects.)"""
+    if app.builder.format != "html" or not hasattr(app.builder, "index_page"):
+        return
+    index_page = app.builder.index_page
+
+    def index_prose(pagename, doctree, title):
+        index_page(pagename, searchable(doctree), title)
+
+    app.builder.index_page = index_prose
+
+
+def _scorer_from_the_book(app, config):
+    """``html_search_scorer`` is read relative to the book's folder, as Sphinx documents it
+    (Sphinx 7.4 opens it relative to the working directory)."""
+    if config.html_search_scorer and not Path(config.html_search_scorer).is_absolute():
+        config.html_search_scorer = str(Path(app.srcdir) / config.html_search_scorer)
+
+
 def _summaries_on_search_page(app, pagename, templatename, context, doctree):
     if pagename == "search" and app.builder.format == "html":
         app.add_js_file(SEARCH_SUMMARIES)  # on this page only (called from html-page-context)
+
+
+def _not_in_the_book(config) -> set[str]:
+    """Pages of the HTML book that the printed book leaves out: the general index (LaTeX
+    prints its own) and the start of every other volume (the library reference)."""
+    return {"genindex", *(volume[0] for volume in config.lecturelib_latex_volumes)}
+
+
+def _add_latex_volumes(app, env):
+    """The other volumes (``lecturelib_latex_volumes``) join ``latex_documents`` once the pages
+    are read: jupyter-book 1 rewrites a one-entry list after Sphinx starts, and fails on more."""
+    if app.builder.name != "latex":
+        return
+    documents = list(app.config.latex_documents)
+    for volume in app.config.lecturelib_latex_volumes:
+        if all(document[1] != volume[1] for document in documents):
+            documents.append(tuple(volume))
+    app.config.latex_documents = documents
 
 
 def _parts_for_latex(app, doctree):
@@ -283,8 +368,12 @@ def _parts_for_latex(app, doctree):
         anchor = toctree.parent if isinstance(toctree.parent, nodes.compound) else toctree
         part = nodes.raw("", f"\\part{{{tex_escape(caption)}}}\n", format="latex")
         anchor.parent.insert(anchor.parent.index(anchor), part)
-        toctree["entries"] = [(title, ref) for title, ref in toctree["entries"] if ref != "genindex"]
-        toctree["includefiles"] = [ref for ref in toctree.get("includefiles", []) if ref != "genindex"]
+        left_out = _not_in_the_book(app.config)
+        toctree["entries"] = [(title, ref) for title, ref in toctree["entries"] if ref not in left_out]
+        toctree["includefiles"] = [ref for ref in toctree.get("includefiles", []) if ref not in left_out]
+    # The book's index holds the text's concepts (the reference volume indexes the API in
+    # typewriter); Sphinx sets every index entry in typewriter.
+    doctree.insert(0, nodes.raw("", "\\gdef\\sphinxstyleindexentry#1{#1}\n", format="latex"))
 
 
 # "4. Support vector machines" -> "4"; "A. Constrained optimisation" -> "A".
@@ -345,7 +434,7 @@ def _corrections_for_latex(app, doctree, docname):
             parent.insert(at, nodes.raw("", _CORRECTION_LATEX, format="latex"))
 
 
-LATEX_NUMBERED = ("equation", "figure", "table")  # what the PDF numbers per chapter
+LATEX_NUMBERED = ("equation", "figure", "table")  # what the PDF numbers per chapter (sections too)
 
 
 def _equation_numbers_for_latex(app, doctree, docname):
@@ -355,30 +444,71 @@ def _equation_numbers_for_latex(app, doctree, docname):
         return
     for start in list(doctree.findall(addnodes.start_of_file)):
         number = _chapter_number_of(app.env, start.get("docname"))
+        # The chapter heading itself is never numbered by LaTeX (its title has the number).
+        tex = "\\setcounter{secnumdepth}{-1}"
         if number is None:
-            tex = "".join(f"\\setcounter{{{c}}}{{0}}\\renewcommand{{\\the{c}}}{{\\arabic{{{c}}}}}"
-                          for c in LATEX_NUMBERED) + "\n"
+            tex += "".join(f"\\setcounter{{{c}}}{{0}}\\renewcommand{{\\the{c}}}{{\\arabic{{{c}}}}}"
+                           for c in LATEX_NUMBERED) + "\n"
         else:
             # A distinct chapter counter per chapter keeps hyperref's anchors apart; the
             # counters are reset by hand, since setting the chapter counter does not.
             counter = int(number) if number.isdigit() else 100 + ord(number) - ord("A")
-            tex = f"\\setcounter{{chapter}}{{{counter}}}" + "".join(
+            tex += f"\\setcounter{{chapter}}{{{counter}}}" + "".join(
                 f"\\setcounter{{{c}}}{{0}}\\renewcommand{{\\the{c}}}{{{number}.\\arabic{{{c}}}}}"
-                for c in LATEX_NUMBERED) + "\n"
+                for c in LATEX_NUMBERED + ("section",)) + "\n"
+            _number_sections_after_title(start)
         start.insert(0, nodes.raw("", tex, format="latex"))
+
+
+def _number_sections_after_title(start):
+    """After a numbered chapter's heading, its sections are numbered ("4.1 The margin")."""
+    chapter = next((child for child in start.children if isinstance(child, nodes.section)), None)
+    title = chapter.next_node(nodes.title) if chapter is not None else None
+    if title is not None:
+        chapter.insert(chapter.index(title) + 1, nodes.raw("", "\\setcounter{secnumdepth}{1}\n", format="latex"))
 
 
 # ------------------------------------------------------------------------ the printed book
 
+# What a chapter's first cell holds besides imports: printing options and the figure style.
+_SETUP_LINE = re.compile(r"^(import \S|from \S+ import \S|np\.set_printoptions\(|pd\.set_option\("
+                         r"|sklearn\.set_config\(|plotting\.use_book_style\(\)|#)")
+
+
+def is_setup_code(source: str) -> bool:
+    """True for a cell of imports and printing options only (a chapter's first cell)."""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    return bool(lines) and all(_SETUP_LINE.match(line) for line in lines)
+
+
 def _folded_code_out_of_print(app, doctree, docname):
-    """In the PDF, drop the code of every cell the HTML book folds (``hide-input``, ``hide-cell``)."""
+    """In the PDF, drop the code of every cell the HTML book folds (``hide-input``, ``hide-cell``),
+    and a chapter's opening cell when it only imports and sets printing options (the
+    printed chapter starts with its text, not with forty lines of imports)."""
     if app.builder.name != "latex":
         return
     for cell in list(doctree.findall(nodes.container)):
-        if cell.get("nb_element") == "cell_code" and cell.get("hide_mode") in ("input", "input+output", "all"):
-            for child in list(cell.children):
-                if child.get("nb_element") == "cell_code_source":
-                    cell.remove(child)
+        if cell.get("nb_element") != "cell_code":
+            continue
+        sources = [child for child in cell.children if child.get("nb_element") == "cell_code_source"]
+        if cell.get("hide_mode") in ("input", "input+output", "all"):
+            for child in sources:
+                cell.remove(child)
+        elif sources and is_setup_code(sources[0].astext()):
+            cell.remove(sources[0])
+        if not cell.children:
+            cell.parent.remove(cell)
+
+
+def _links_within_the_volume(app, doctree, docname):
+    """In a PDF, a link to a page of the other volume (the book's links to the library
+    reference) becomes its text: LaTeX cannot link from one PDF into another."""
+    if app.builder.name != "latex":
+        return
+    for ref in list(doctree.findall(nodes.reference)):
+        uri = ref.get("refuri", "")
+        if uri.startswith("%") and uri[1:].split("#")[0] not in app.builder.docnames:
+            ref.replace_self(ref.children)
 
 
 def _preface_for_latex(app, doctree):
@@ -541,12 +671,17 @@ def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("html-page-context", _summaries_on_search_page)
+    app.connect("builder-inited", _index_prose_not_code)
+    app.connect("config-inited", _scorer_from_the_book)
     app.connect("build-finished", _search_summaries)
+    app.add_config_value("lecturelib_latex_volumes", [], "env")
+    app.connect("env-updated", _add_latex_volumes)
     app.connect("doctree-read", _parts_for_latex)
     app.connect("doctree-resolved", _corrections_for_latex)
     app.connect("doctree-resolved", _equation_numbers_for_latex)
     app.connect("doctree-read", _preface_for_latex)
     app.connect("doctree-resolved", _folded_code_out_of_print)
+    app.connect("doctree-resolved", _links_within_the_volume)
     app.connect("doctree-resolved", _proofs_for_latex)
     app.connect("doctree-resolved", _figures_and_solutions_for_html)
     app.connect("html-page-context", _scripts_once, priority=900)
