@@ -444,7 +444,8 @@ def output_text(cell) -> str:
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream":
             parts.append("".join(out.get("text", "")))
-        elif "text/html" not in out.get("data", {}):
+        elif not {"text/html", "text/markdown"} & set(out.get("data", {})):
+            # an HTML or Markdown output is what the book shows (a rendered table)
             parts.append("".join(out.get("data", {}).get("text/plain", "")))
     return "\n".join(parts)
 
