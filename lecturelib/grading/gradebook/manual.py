@@ -63,12 +63,15 @@ GRADER_NAME = re.compile(r"^[A-Za-z0-9 ._@+-]{1,40}$")
 
 
 class Conflict(Exception):
-    """A change made from a stale view: someone else changed the row first.  ``current``
-    is the row's state now (what the page shows instead)."""
+    """A change made from a stale view: someone else changed the row first (``why`` is
+    ``"version"``), or the answer itself changed since it was shown (``"answer"``: the
+    student handed in again).  ``current`` is the row's state now."""
 
-    def __init__(self, current: dict):
-        super().__init__("changed by someone else in the meantime")
+    def __init__(self, current: dict, why: str = "version"):
+        super().__init__("the answer changed since it was shown" if why == "answer"
+                         else "changed by someone else in the meantime")
         self.current = current
+        self.why = why
 
 
 def create_tables(db: sqlite3.Connection) -> None:
@@ -180,7 +183,8 @@ def _result(db, assignment, student, qid) -> dict:
                      "WHERE assignment=? AND student=? AND question=?",
                      (assignment, student, qid)).fetchone()
     if row is None:
-        raise GradingError(f"no result of {student!r} for {assignment} {qid}")
+        # never the student's name: the grading app passes this message on (anonymous mode)
+        raise GradingError(f"no result of this student for {assignment} {qid}")
     return dict(zip(("points", "max", "reason", "pending", "kind", "checks", "answer"), row))
 
 
@@ -235,9 +239,13 @@ def _public(state: dict) -> dict:
                                   "override", "override_reason", "version")}
 
 
-def _write(db, assignment, student, qid, who, version, action, before, values) -> dict:
-    """Insert or update a manual grade if its version is still ``version``."""
+def _write(db, assignment, student, qid, who, version, action, before, values,
+           shown_sha) -> dict:
+    """Insert or update a manual grade if its version is still ``version`` and the answer
+    is still the one whose SHA-256 is ``shown_sha`` (``None``: not checked)."""
     result = _result(db, assignment, student, qid)
+    if shown_sha is not None and shown_sha != answer_sha(result["answer"]):
+        raise Conflict(grade_state(db, assignment, student, qid), "answer")
     row = {**{k: before[k] for k in ("applied", "comment", "adjustment", "adjustment_reason",
                                      "override", "override_reason")}, **values}
     params = (json.dumps(row["applied"]), row["comment"], row["adjustment"],
@@ -269,11 +277,14 @@ def _write(db, assignment, student, qid, who, version, action, before, values) -
 
 
 def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version: int,
-               applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "") -> dict:
+               applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "",
+               shown_sha: str | None = None) -> dict:
     """Grade a written answer: the applied rubric items, a comment, an adjustment.
 
-    ``version`` is the grade's version the grader saw (0: not graded yet).  Raises
-    :class:`Conflict` if someone changed it since, :class:`GradingError` on bad input.
+    ``version`` is the grade's version the grader saw (0: not graded yet), ``shown_sha``
+    the :func:`answer_sha` of the answer the grader read (the app always sends it).
+    Raises :class:`Conflict` if someone changed the grade since or the answer is no
+    longer that one, :class:`GradingError` on bad input.
     """
     check_grader(who)
     before = grade_state(db, assignment, student, qid)
@@ -292,13 +303,14 @@ def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version
     values = {"applied": sorted(applied, key=[i["id"] for i in rubric(db, assignment, qid)].index),
               "comment": _text(comment, MAX_COMMENT, "the comment"),
               "adjustment": adjustment, "adjustment_reason": reason if adjustment else ""}
-    return _write(db, assignment, student, qid, who, version, "grade", before, values)
+    return _write(db, assignment, student, qid, who, version, "grade", before, values, shown_sha)
 
 
 def save_override(db, assignment: str, student: str, qid: str, *, who: str, version: int,
-                  points, reason: str) -> dict:
+                  points, reason: str, shown_sha: str | None = None) -> dict:
     """Override the checks' score of a code question (``points`` None: remove the override).
-    A reason is required; the change is recorded in the audit."""
+    A reason is required; the change is recorded in the audit.  ``version`` and
+    ``shown_sha`` as in :func:`save_grade`."""
     check_grader(who)
     before = grade_state(db, assignment, student, qid)
     if before["kind"] == "written":
@@ -311,7 +323,7 @@ def save_override(db, assignment: str, student: str, qid: str, *, who: str, vers
         if not reason:
             raise GradingError("an override needs a reason")
     values = {"override": points, "override_reason": reason if points is not None else ""}
-    return _write(db, assignment, student, qid, who, version, "override", before, values)
+    return _write(db, assignment, student, qid, who, version, "override", before, values, shown_sha)
 
 
 def _audit(db, who, assignment, student, qid, action, before, after) -> None:
