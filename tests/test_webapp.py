@@ -523,6 +523,7 @@ def round3_answers(port: int) -> dict[str, str]:
         # the issue's answer: link reference definitions, 22 s of markdown-it here
         "references": "".join(f"[r{i}]: /u{i}\n" for i in range(3000))[:50_000],
         "plain": "Proof: as in the notes.",
+        "handin": "Proof: first version, $q = a / (a + b)$.",
     }
 
 
@@ -682,3 +683,101 @@ def test_rendering_past_its_budget_is_plain_text_and_the_loop_goes_on():
         assert renderer._process is None  # the slow worker was killed
     finally:
         renderer.stop()
+
+
+@pytest.fixture
+def r3_page(browser, round3):
+    """A grader's page on the round-three app (anonymous), opened from the printed address."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = Watch(page)
+    page.goto(f"{round3.url}&grader=ta_rita")
+    yield page, watch
+    context.close()
+
+
+def open_r3(page, server, student):
+    page.goto(f"{server.base}/grade/r3/q4/{position(server, student)}")
+    typeset(page)
+
+
+OUTSIDE_HITS = """() => {
+  const box = document.querySelector("#answer").getBoundingClientRect();
+  const hits = [];
+  for (let x = 3; x < window.innerWidth; x += 25) for (let y = 3; y < window.innerHeight; y += 25) {
+    if (x >= box.left && x <= box.right && y >= box.top && y <= box.bottom) continue;
+    const e = document.elementFromPoint(x, y);
+    if (e && e.closest("#answer")) hits.push([x, y, e.tagName]);
+  }
+  return hits;
+}"""
+
+
+@pytest.mark.browser
+def test_tex_cannot_escape_the_answer_box_or_change_a_save(r3_page, round3):
+    """Class 3: \\mmlToken, \\bbox, \\unicode, \\style, \\class, \\cssId, \\href, \\enclose,
+    \\toggle: nothing the answer draws reaches outside its box, nothing in it takes a form
+    field's id, a class of the page or a link, and a save sends what the grader typed."""
+    page, watch = r3_page
+    open_r3(page, round3, "escape")
+    assert page.locator("#answer mjx-container").count() == sum(v.count("$") // 2 for v in ESCAPES.values())
+    assert page.locator("#answer [id], #answer a, #answer [href], #answer .item").count() == 0
+    styled = page.evaluate("""() => [...document.querySelectorAll("#answer *")].filter(e =>
+        ["fixed", "absolute", "sticky"].includes(getComputedStyle(e).position)
+        && !e.tagName.startsWith("MJX-")).map(e => e.tagName)""")
+    assert styled == []
+    assert page.evaluate(OUTSIDE_HITS) == []
+    for control in ("button.item[data-item='a']", "#grade-form button[type=submit]", "#score"):
+        assert page.evaluate("(s) => { const e = document.querySelector(s); e.scrollIntoView({block: 'center'});"
+                             " const r = e.getBoundingClientRect();"
+                             " const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+                             " return e.contains(hit); }", control), control
+    page.fill("#comment", "Careful with the second step.")
+    page.fill("#adjustment", "1")
+    page.fill("#adjustment-reason", "a neat argument")
+    page.click("button.item[data-item='a']")
+    page.wait_for_selector("button.item[data-item='a'][aria-pressed='true']")
+    with Gradebook(round3.path) as book:
+        state = manual.grade_state(book.db, "r3", "escape", "q4")
+    assert (state["applied"], state["comment"], state["adjustment"], state["adjustment_reason"]) == (
+        ["a"], "Careful with the second step.", 1.0, "a neat argument")
+    assert page.locator("#score").text_content() == "3" and not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_links_to_this_machine_are_shown_as_text(r3_page, round3):
+    """Class 4: in the page, only the public links are links; the others are their text."""
+    page, watch = r3_page
+    open_r3(page, round3, "links")
+    hrefs = page.eval_on_selector_all("#answer a", "links => links.map(a => a.href)")
+    assert len(hrefs) == len(PUBLIC_LINKS) and all("127.0.0.1" not in h and "localhost" not in h
+                                                    for h in hrefs), hrefs
+    text = page.locator("#answer").text_content()
+    assert all(f"link {i} (link to a local or relative address, not followed: " in text
+               for i in range(len(LOCAL_LINKS))), text
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_a_page_on_an_answer_handed_in_again_saves_nothing(r3_page, round3):
+    """Class 5: the grader is told that the answer changed, and the new one is graded only
+    once it has been read."""
+    page, watch = r3_page
+    open_r3(page, round3, "handin")
+    with Gradebook(round3.path) as book:
+        round3_record(book, "handin", "Proof: second version, $q = (a-1)/(a+b-2)$.", sha="2")
+    page.click("button.item[data-item='b']")
+    page.wait_for_selector("#conflict:not([hidden])")
+    text = page.locator("#conflict").text_content()
+    assert "handed in a new answer" in text and "NOT saved" in text
+    assert page.get_attribute("button.item[data-item='b']", "aria-pressed") == "false"
+    with Gradebook(round3.path) as book:
+        assert manual.grade_state(book.db, "r3", "handin", "q4")["version"] == 0
+    page.reload()
+    typeset(page)
+    assert "second version" in page.locator("#answer").text_content()
+    page.click("button.item[data-item='b']")
+    page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+    with Gradebook(round3.path) as book:
+        assert manual.grade_state(book.db, "r3", "handin", "q4")["applied"] == ["b"]
+    assert not watch.problems, watch.problems
