@@ -28,9 +28,10 @@ import pytest
 from lecturelib import grading
 from lecturelib.grading.gradebook import manual
 from lecturelib.grading.gradebook import Gradebook
+from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code
 from lecturelib.grading.core.report import GradeReport, QuestionResult
 from test_book import launched_chromium
-from test_written import QUESTIONS
+from test_written import QUESTIONS, decoyed_toy
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENTS = [f"{first}_{last}" for first, last in zip(
@@ -524,13 +525,17 @@ def round3_answers(port: int) -> dict[str, str]:
         "references": "".join(f"[r{i}]: /u{i}\n" for i in range(3000))[:50_000],
         "plain": "Proof: as in the notes.",
         "handin": "Proof: first version, $q = a / (a + b)$.",
+        "decoy": "Proof: see the code.",
     }
 
 
 def round3_record(book, student: str, answer_text: str, sha: str = "1") -> None:
+    code, note = ("p0 = 0.5", "")
+    if student == "decoy":  # what the grader makes of a notebook with a decoy for q1
+        code, note = question_code(decoyed_toy(), "q1", MAX_CODE_CHARS)
     book.record(student, sha, GradeReport(f"{student}.ipynb", "r3", [
         QuestionResult("q1", 0.0, 2, "check 1: the value is not the expected one", checks=[False],
-                       answer="p0 = 0.5"),
+                       answer=code, answer_note=note),
         QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=answer_text)], []))
 
 
@@ -780,4 +785,17 @@ def test_a_page_on_an_answer_handed_in_again_saves_nothing(r3_page, round3):
     page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
     with Gradebook(round3.path) as book:
         assert manual.grade_state(book.db, "r3", "handin", "q4")["applied"] == ["b"]
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
+    """Class 8: beside the checks, the code cells that ran, and a note on the Markdown (and
+    raw) cells tagged for the question, which did not run."""
+    page, watch = r3_page
+    page.goto(f"{round3.base}/grade/r3/q1/{position(round3, 'decoy')}")
+    code = page.locator("#answer").text_content()
+    assert "p0 = lik[0] * prior[0]" in code and "p0 = float(p0)" in code and "range(3)" not in code
+    note = page.locator(".answer-col p.warn").text_content()
+    assert "1 markdown cell, 1 raw cell" in note and "did not run" in note
     assert not watch.problems, watch.problems

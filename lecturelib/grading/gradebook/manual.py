@@ -179,13 +179,14 @@ FIELDS = ("applied", "comment", "adjustment", "adjustment_reason", "override",
 
 
 def _result(db, assignment, student, qid) -> dict:
-    row = db.execute("SELECT points, max, reason, pending, kind, checks, answer FROM results "
-                     "WHERE assignment=? AND student=? AND question=?",
+    row = db.execute("SELECT points, max, reason, pending, kind, checks, answer, answer_note "
+                     "FROM results WHERE assignment=? AND student=? AND question=?",
                      (assignment, student, qid)).fetchone()
     if row is None:
         # never the student's name: the grading app passes this message on (anonymous mode)
         raise GradingError(f"no result of this student for {assignment} {qid}")
-    return dict(zip(("points", "max", "reason", "pending", "kind", "checks", "answer"), row))
+    return dict(zip(("points", "max", "reason", "pending", "kind", "checks", "answer", "answer_note"),
+                    row))
 
 
 def _stored(db, assignment, student, qid) -> dict | None:
@@ -215,7 +216,7 @@ def grade_state(db, assignment: str, student: str, qid: str, items=None) -> dict
     state = {"student": student, "question": qid, "kind": result["kind"], "max": result["max"],
              "auto_points": result["points"], "reason": result["reason"],
              "checks": json.loads(result["checks"]) if result["checks"] else None,
-             "answer": result["answer"], "version": 0, "applied": [], "comment": "",
+             "answer": result["answer"], "answer_note": result["answer_note"], "version": 0, "applied": [], "comment": "",
              "adjustment": 0.0, "adjustment_reason": "", "override": None,
              "override_reason": "", "grader": "", "updated_at": "", "stale": False}
     if grade is not None:
