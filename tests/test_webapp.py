@@ -646,18 +646,11 @@ def test_an_answer_slow_to_parse_does_not_stop_the_app(round3):
     assert "[r2999]: /u2999" in results["slow"][1]  # shown as written, not taken as definitions
 
 
-def slow_render(text: str):
-    """A renderer that never finishes in time (run in the renderer's worker process)."""
-    import time
-
-    time.sleep(120)
-    return "<p>too late</p>", ""
-
-
 def test_rendering_past_its_budget_is_plain_text_and_the_loop_goes_on():
     """Class 6: past the budget the worker is killed, the answer shown as escaped text, and
     the event loop was never blocked meanwhile."""
     from lecturelib.grading.webapp.render import BudgetedRenderer
+    from slow_render import slow_render
 
     renderer = BudgetedRenderer(budget=1.0, work=slow_render)
 
@@ -799,3 +792,26 @@ def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
     note = page.locator(".answer-col p.warn").text_content()
     assert "1 markdown cell, 1 raw cell" in note and "did not run" in note
     assert not watch.problems, watch.problems
+
+
+@pytest.mark.full  # a second interpreter starting lecturelib: seconds on a loaded machine
+def test_the_command_serves_the_app(gradebook):
+    """``lecturelib gradebook serve`` as the README spells it: the address it prints opens the
+    app (the command had lost the app's package in issue 41's move)."""
+    import subprocess
+
+    proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "lecturelib"), "gradebook", "serve",
+                             "--gradebook", str(gradebook)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+        url = lines[1].strip()
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url, (lines, proc.poll())
+        parts = urllib.parse.urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn.request("GET", f"/?{parts.query}")
+        response = conn.getresponse()
+        assert response.status == 302 and response.getheader("Location").startswith("/#key=")
+    finally:
+        proc.terminate()
+        proc.wait(10)
