@@ -815,3 +815,15 @@ def test_the_command_serves_the_app(gradebook):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.browser
+def test_the_graders_name_is_saved_with_the_change_key(r3_page, round3):
+    """The start page's name form is a change like any other: sent with the change key."""
+    page, watch = r3_page
+    page.goto(round3.base + "/")
+    page.fill("#grader", "ta_zoe")
+    with page.expect_navigation():
+        page.click("form.grader-name button[type=submit]")
+    assert "Grading as ta_zoe" in page.locator("header.top").text_content()
+    assert not watch.problems, watch.problems
