@@ -243,34 +243,40 @@ def _public(state: dict) -> dict:
 def _write(db, assignment, student, qid, who, version, action, before, values,
            shown_sha) -> dict:
     """Insert or update a manual grade if its version is still ``version`` and the answer
-    is still the one whose SHA-256 is ``shown_sha`` (``None``: not checked)."""
-    result = _result(db, assignment, student, qid)
-    if shown_sha is not None and shown_sha != answer_sha(result["answer"]):
+    is still the one whose SHA-256 is ``shown_sha`` (``None``: not checked).  Both are
+    conditions of the one statement that writes, so a regrading that stores a new answer
+    in between is seen too."""
+    answer = _result(db, assignment, student, qid)["answer"]
+    if shown_sha is not None and shown_sha != answer_sha(answer):
         raise Conflict(grade_state(db, assignment, student, qid), "answer")
     row = {**{k: before[k] for k in ("applied", "comment", "adjustment", "adjustment_reason",
                                      "override", "override_reason")}, **values}
     params = (json.dumps(row["applied"]), row["comment"], row["adjustment"],
               row["adjustment_reason"], row["override"], row["override_reason"],
-              answer_sha(result["answer"]), who, _now())
+              answer_sha(answer), who, _now())
+    same_answer = ("EXISTS (SELECT 1 FROM results WHERE assignment=? AND student=? AND "
+                   "question=? AND answer=?)")
+    key = (assignment, student, qid)
     with db:
         if version == 0:
             try:
-                db.execute("INSERT INTO manual_grades (assignment, student, question, applied, "
-                           "comment, adjustment, adjustment_reason, override, override_reason, "
-                           "answer_sha, grader, updated_at, version) VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-                           (assignment, student, qid, *params))
-                changed = 1
+                changed = db.execute(
+                    "INSERT INTO manual_grades (assignment, student, question, applied, comment, "
+                    "adjustment, adjustment_reason, override, override_reason, answer_sha, grader, "
+                    f"updated_at, version) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE {same_answer}",
+                    (*key, *params, *key, answer)).rowcount
             except sqlite3.IntegrityError:
                 changed = 0
         else:
             changed = db.execute(
                 "UPDATE manual_grades SET applied=?, comment=?, adjustment=?, adjustment_reason=?, "
                 "override=?, override_reason=?, answer_sha=?, grader=?, updated_at=?, "
-                "version=version+1 WHERE assignment=? AND student=? AND question=? AND version=?",
-                (*params, assignment, student, qid, version)).rowcount
+                "version=version+1 WHERE assignment=? AND student=? AND question=? AND version=? "
+                f"AND {same_answer}", (*params, *key, version, *key, answer)).rowcount
         if not changed:
-            raise Conflict(grade_state(db, assignment, student, qid))
+            now = _result(db, assignment, student, qid)["answer"]
+            raise Conflict(grade_state(db, assignment, student, qid),
+                           "version" if now == answer else "answer")
         after = grade_state(db, assignment, student, qid)
         _audit(db, who, assignment, student, qid, action, _public(before) | {"score": before["score"]},
                _public(after) | {"score": after["score"]})
