@@ -28,7 +28,7 @@ import pytest
 from lecturelib import grading
 from lecturelib.grading.gradebook import manual
 from lecturelib.grading.gradebook import Gradebook
-from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code
+from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code, written_answer_note
 from lecturelib.grading.core.report import GradeReport, QuestionResult
 from test_book import launched_chromium
 from test_written import QUESTIONS, decoyed_toy
@@ -530,13 +530,15 @@ def round3_answers(port: int) -> dict[str, str]:
 
 
 def round3_record(book, student: str, answer_text: str, sha: str = "1") -> None:
-    code, note = ("p0 = 0.5", "")
+    code, note, written_note = ("p0 = 0.5", "", "")
     if student == "decoy":  # what the grader makes of a notebook with a decoy for q1
         code, note = question_code(decoyed_toy(), "q1", MAX_CODE_CHARS)
+        written_note = written_answer_note(decoyed_toy(), "q1")  # the decoy after the first
     book.record(student, sha, GradeReport(f"{student}.ipynb", "r3", [
         QuestionResult("q1", 0.0, 2, "check 1: the value is not the expected one", checks=[False],
                        answer=code, answer_note=note),
-        QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=answer_text)], []))
+        QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=answer_text,
+                       answer_note=written_note)], []))
 
 
 @pytest.fixture(scope="module")
@@ -791,6 +793,8 @@ def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
     assert "p0 = lik[0] * prior[0]" in code and "p0 = float(p0)" in code and "range(3)" not in code
     note = page.locator(".answer-col p.warn").text_content()
     assert "1 markdown cell, 1 raw cell" in note and "did not run" in note
+    open_r3(page, round3, "decoy")  # and a written answer with more cells tagged for it
+    assert "3 more cells are tagged question:q1" in page.locator(".answer-col p.warn").text_content()
     assert not watch.problems, watch.problems
 
 

@@ -182,6 +182,21 @@ def test_a_code_question_shows_the_code_that_ran_and_flags_other_cells():
     assert "did not run" in q1.answer_note
     honest = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, written_toy())}
     assert honest["q1"].answer == code and honest["q1"].answer_note == ""
+    assert honest["q4"].answer == MODEL and honest["q4"].answer_note == ""
+
+
+def test_a_written_question_flags_the_cells_tagged_after_its_answer():
+    """The first cell tagged for a written question is its answer; the grader is told of the
+    others, which would otherwise go unseen."""
+    questions = grading.load_questions(written_toy())
+    nb = written_toy()
+    later, code = new_markdown_cell("The second half of my proof."), new_code_cell("q = 0.5")
+    for cell in (later, code):
+        cell.metadata["tags"] = ["question:q4"]
+    nb.cells += [later, code]
+    q4 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, nb)}["q4"]
+    assert q4.answer == MODEL and q4.pending
+    assert "2 more cells are tagged question:q4 (1 code cell, 1 markdown cell)" in q4.answer_note
 
 
 @pytest.mark.full  # the real solutions go through the same path in test_grading.py

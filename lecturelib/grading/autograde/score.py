@@ -7,7 +7,7 @@ never scored by a check.  Every reason is in the grader's own words.
 from __future__ import annotations
 
 from ..core.notebook import (MAX_ANSWER_CHARS, MAX_CODE_CHARS, notebook_assignment,
-                             question_code, written_answer)
+                             question_code, written_answer, written_answer_note)
 from ..core.report import NO_ANSWER, PENDING, GradeReport, QuestionResult, plain
 from . import compare as cmp
 from .answers import Answer, Run
@@ -22,7 +22,7 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
     A code question earns its points when every check matches, or with ``check_points``
     the points of each check that matches.  The student's text of each question (its
     answer cell, or the code cells that ran for it) is kept in ``answer`` for the grading
-    app, with ``answer_note`` naming other cells tagged for a code question.
+    app, with ``answer_note`` naming the other cells tagged for the question.
     """
     results = []
     for q in questions:
@@ -60,7 +60,8 @@ def _written_result(q, nb) -> QuestionResult:
     reason = PENDING if state == "present" else (
         f"{PENDING} (the answer is longer than {MAX_ANSWER_CHARS} characters: "
         "only its beginning is kept)")
-    return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text)
+    return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text,
+                          answer_note=written_answer_note(nb, q.id))
 
 
 def _compare_check(q, check, index, got: Answer, want) -> str | None:

@@ -407,19 +407,31 @@ def question_code(nb, qid: str, limit: int) -> tuple[str | None, str]:
     """
     cells = _tagged_cells(nb, qid)
     code = [source for kind, source in cells if kind == "code"]
-    others: dict[str, int] = {}
-    for kind, _ in cells:
-        if kind != "code":
-            others[kind] = others.get(kind, 0) + 1
     notes = []
     if len(code) > 1:
         notes.append(f"{len(code)} code cells are tagged question:{qid}: all of them are shown, in order")
+    others = [kind for kind, _ in cells if kind != "code"]
     if others:
-        counted = ", ".join(f"{n} {kind} cell{'s' if n > 1 else ''}" for kind, n in sorted(others.items()))
-        notes.append(f"also tagged question:{qid}, not code: {counted}; they did not run and are not "
-                     "shown (check that the code shown is the answer)")
+        notes.append(f"also tagged question:{qid}, not code: {_counted(others)}; they did not run "
+                     "and are not shown (check that the code shown is the answer)")
     text = "\n\n".join(code)
     return (text[:limit] if code else None), "; ".join(notes)
+
+
+def _counted(kinds: list[str]) -> str:
+    """``["markdown", "raw", "markdown"]`` as ``"2 markdown cells, 1 raw cell"``."""
+    return ", ".join(f"{kinds.count(k)} {k} cell{'s' if kinds.count(k) > 1 else ''}"
+                     for k in sorted(set(kinds)))
+
+
+def written_answer_note(nb, qid: str) -> str:
+    """What the grader should know about the cells tagged for written question ``qid``
+    beyond the first (the answer): how many more there are, and of which types ("" if none)."""
+    more = [kind for kind, _ in _tagged_cells(nb, qid)[1:]]
+    if not more:
+        return ""
+    return (f"{len(more)} more cell{'s are' if len(more) > 1 else ' is'} tagged question:{qid} "
+            f"({_counted(more)}), not shown: the answer is the first cell tagged for the question")
 
 
 def written_answer(nb, qid: str) -> tuple[str, str]:
