@@ -183,10 +183,10 @@ class Grade(Base):
         sid, student, label = roster[index]
         state = manual.grade_state(db, assignment, student, qid)
         items = manual.rubric(db, assignment, qid) if question["kind"] == "written" else []
+        model_html = ((await self.ctx.renderer.render(question["model_answer"]))[0]
+                      if question["model_answer"] else "")  # first: a slow answer restarts the worker
         answer_html, note = (await self.ctx.renderer.render(state["answer"])
                              if question["kind"] == "written" else ("", ""))
-        model_html = ((await self.ctx.renderer.render(question["model_answer"]))[0]
-                      if question["model_answer"] else "")
         graded, total = manual.progress(db, assignment, qid)
         base = f"/grade/{assignment}/{qid}/"
         self.page("grade.html", assignment=assignment, question=question, items=items,

@@ -276,6 +276,7 @@ class BudgetedRenderer:
             except (EOFError, OSError):
                 pass
             self.stop()
+        self.start()  # a new worker for the next answer, in the background
         notes.append(f"rendering took longer than {self.budget:g} s: shown as plain text")
         return plain_text(text, notes)
 
