@@ -102,7 +102,7 @@ class Server:
                 self.server.stop()
                 self.ctx.book.close()
             asyncio.run(main())
-            self.ctx.renderer.stop()
+            self.ctx.renderer.close()
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
@@ -683,7 +683,7 @@ def test_rendering_past_its_budget_is_plain_text_and_the_loop_goes_on():
         assert "longer than 1 s" in note and ticks >= 5
         assert not first.is_alive()  # the slow worker was killed (a new one is starting)
     finally:
-        renderer.stop()
+        renderer.close()
 
 
 @pytest.fixture

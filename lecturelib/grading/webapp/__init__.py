@@ -37,7 +37,7 @@ def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
     """Start the app on the running asyncio loop; return ``(url, server, context)``.
 
     ``url`` holds the token (``http://HOST:PORT/?token=...``).  Stop ``server``, then
-    ``context.renderer`` (the answers' rendering process) and ``context.book``.
+    ``context.renderer`` (the answers' rendering process: ``close()``) and ``context.book``.
     """
     import tornado.httpserver
 
@@ -73,7 +73,7 @@ def serve(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
             await asyncio.Event().wait()
         finally:
             server.stop()
-            ctx.renderer.stop()
+            ctx.renderer.close()
             ctx.book.close()
 
     try:

@@ -229,6 +229,7 @@ class BudgetedRenderer:
         self.budget, self.work = budget, work
         self._lock = threading.RLock()
         self._process = self._conn = None
+        self._closed = False
 
     def start(self) -> None:
         """Start the worker now (in the background), so that the first page is fast."""
@@ -241,6 +242,8 @@ class BudgetedRenderer:
     def _started(self) -> bool:
         if self._process is not None and self._process.is_alive():
             return True
+        if self._closed:
+            return False
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
         self._process = context.Process(target=_worker, args=(child, self.work), daemon=True,
@@ -254,6 +257,12 @@ class BudgetedRenderer:
             pass
         self.stop()
         return False
+
+    def close(self) -> None:
+        """Kill the worker for good (a rendering after this is plain text)."""
+        with self._lock:
+            self._closed = True
+            self.stop()
 
     def stop(self) -> None:
         """Kill the worker (the next rendering starts a new one)."""
