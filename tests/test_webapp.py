@@ -28,9 +28,10 @@ import pytest
 from lecturelib import grading
 from lecturelib.grading.gradebook import manual
 from lecturelib.grading.gradebook import Gradebook
+from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code, written_answer_note
 from lecturelib.grading.core.report import GradeReport, QuestionResult
 from test_book import launched_chromium
-from test_written import QUESTIONS
+from test_written import QUESTIONS, decoyed_toy
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENTS = [f"{first}_{last}" for first, last in zip(
@@ -101,6 +102,7 @@ class Server:
                 self.server.stop()
                 self.ctx.book.close()
             asyncio.run(main())
+            self.ctx.renderer.close()
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()
@@ -129,6 +131,12 @@ def request(server, method, path, body=None, headers=None, host=None):
     return response.status, response.read().decode(errors="replace"), response
 
 
+def session_cookie(server) -> str:
+    """The cookie the printed address sets (its value, not the token)."""
+    _, _, response = request(server, "GET", "/?token=" + server.token)
+    return response.getheader("Set-Cookie").split(";")[0]
+
+
 # ------------------------------------------------------------------------ HTTP, no browser
 
 
@@ -143,41 +151,58 @@ def test_requests_without_the_token_are_refused(server):
     status, _, _ = request(server, "GET", "/?token=" + "x" * len(server.token))
     assert status == 403
     status, _, response = request(server, "GET", "/?token=" + server.token)
-    assert status == 302 and response.getheader("Location") == "/"
+    assert status == 302 and response.getheader("Location") == f"/#key={server.ctx.change_key}"
     cookie = response.getheader("Set-Cookie")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    status, _, _ = request(server, "GET", "/", headers={"Cookie": f"lecturelib_token={server.token}"})
+    assert server.token not in cookie and server.ctx.change_key not in cookie
+    status, _, _ = request(server, "GET", "/", headers={"Cookie": session_cookie(server)})
     assert status == 200
+    # the token is not a cookie's value
+    status, _, _ = request(server, "GET", "/", headers={"Cookie": f"lecturelib_token={server.token}"})
+    assert status == 403
     # another Host (DNS rebinding) is refused even with the token
-    status, _, _ = request(server, "GET", "/", headers={"Cookie": f"lecturelib_token={server.token}"},
+    status, _, _ = request(server, "GET", "/", headers={"Cookie": session_cookie(server)},
                            host=f"evil.example:{server.port}")
     assert status == 403
 
 
-def test_state_changes_need_the_origin_and_the_xsrf_token(server, gradebook):
-    xsrf = "2|abcd|0123456789abcdef|1700000000"
-    cookies = f"lecturelib_token={server.token}; _xsrf={xsrf}"
+XSRF = "2|00000000|0123456789abcdef0123456789abcdef|1700000000"  # Tornado's format, mask 0
+
+
+def api_headers(server) -> dict:
+    """Everything a change needs: the session cookie, the XSRF token, the app's own Origin
+    and the change key."""
+    return {"Cookie": f"{session_cookie(server)}; _xsrf={XSRF}", "Content-Type": "application/json",
+            "X-XSRFToken": XSRF, "Origin": server.base, "X-Lecturelib-Key": server.ctx.change_key}
+
+
+def test_state_changes_need_the_origin_the_xsrf_token_and_the_change_key(server, gradebook):
     sid = server.ctx.sid(STUDENTS[5])
-    body = json.dumps({"assignment": "toy", "question": "q4", "sid": sid, "version": 0, "applied": ["a"]})
-    headers = {"Cookie": cookies, "Content-Type": "application/json", "X-XSRFToken": xsrf}
-    for extra in ({"Origin": "http://evil.example"}, {},  # a foreign origin, no origin
-                  {"Origin": "null"}):
-        status, _, _ = request(server, "POST", "/api/grade", body, {**headers, **extra})
-        assert status == 403, extra
-    own = {"Origin": server.base}
-    status, _, _ = request(server, "POST", "/api/grade", body,
-                           {**headers, **own, "X-XSRFToken": "2|ffff|00|1"})  # XSRF mismatch
-    assert status == 403
-    status, _, _ = request(server, "POST", "/api/grade", body,
-                           {**own, "Cookie": f"_xsrf={xsrf}", "Content-Type": "application/json",
-                            "X-XSRFToken": xsrf})  # no token
-    assert status == 403
+    body = json.dumps({"assignment": "toy", "question": "q4", "sid": sid, "version": 0, "applied": ["a"],
+                       "answer_sha": "not a hash"})
+    good = api_headers(server)
+    status, text, _ = request(server, "POST", "/api/grade", body, good)
+    assert status == 400 and "hash" in text  # let through, refused for its body: nothing written
+    without = lambda name: {k: v for k, v in good.items() if k != name}  # noqa: E731
+    refused = [{**good, "Origin": "http://evil.example"}, without("Origin"), {**good, "Origin": "null"},
+               {**good, "X-XSRFToken": "2|ffff|00|1"},  # XSRF mismatch
+               {**good, "Cookie": f"_xsrf={XSRF}"},  # no session cookie
+               {**good, "Cookie": f"lecturelib_token={server.token}; _xsrf={XSRF}"},  # the token as cookie
+               # the cookies alone (a program on another port of this machine that a click in an
+               # answer sent them to): no change key, or a wrong one
+               without("X-Lecturelib-Key"), {**good, "X-Lecturelib-Key": "x" * 43}]
+    for headers in refused:
+        status, _, _ = request(server, "POST", "/api/grade", body, headers)
+        assert status == 403, headers
+    status, text, _ = request(server, "POST", "/grader", json.dumps({"grader": "mallory"}),
+                              without("X-Lecturelib-Key"))
+    assert status == 403 and "change key" in text
     with Gradebook(gradebook) as book:  # nothing was written by any of them
         assert manual.audit_log(book.db, "toy") == []
 
 
 def test_nothing_outside_the_app_is_served(server):
-    cookie = {"Cookie": f"lecturelib_token={server.token}"}
+    cookie = {"Cookie": session_cookie(server)}
     for path in ("/static/../app.py", "/static/mathjax/../../../../../etc/passwd",
                  "/static/%2e%2e/app.py", "/static/mathjax/%2e%2e/%2e%2e/__init__.py",
                  "/templates/base.html", "/gradebook.sqlite", "/static/render.py"):
@@ -459,3 +484,351 @@ def test_csv_and_feedback_match_what_was_graded(graded, gradebook, tmp_path, cap
             text = (tmp_path / f"{student}.md").read_text()
             assert all(f"- {items[item]:+g}: " in text for item in applied)
             assert (comment in text) if comment else "Comment:" not in text
+
+
+# ------------------------------------------------------------------------ round three (issue 42)
+# A gradebook of its own, so that what these tests save and hand in again leaves the class
+# above as its plan says.
+
+LOCAL_LINKS = ["http://127.0.0.1:{port}/steal", "http://localhost:{port}/", "http://127.1:{port}/",
+               "http://2130706433:{port}/", "http://0x7f.0.0.1:{port}/", "http://[::1]:{port}/",
+               "http://[::ffff:127.0.0.1]:{port}/", "http:127.0.0.1:{port}/", "http:\\\\127.0.0.1:{port}/",
+               "http://user@127.0.0.1:{port}/", "http://192.168.1.1/", "http://10.0.0.8/",
+               "http://169.254.169.254/latest", "http://intranet/", "http://printer.local/",
+               "http://0.0.0.0:{port}/", "http://%31%32%37.0.0.1:{port}/", "/api/grade", "page.html"]
+PUBLIC_LINKS = ["https://en.wikipedia.org/wiki/Maximum_a_posteriori_estimation", "http://93.184.215.14/",
+                "mailto:ta@example.org"]
+ESCAPES = {  # every way TeX may set an attribute or a style (MathJax's base package and extensions)
+    "mmltoken": r"$\mmlToken{mi}[id='adjustment' class='item' href='http://evil.example/' "
+                r"style='position:fixed;left:0;top:0;width:100vw;height:100vh;background:#fff;z-index:9']{A}$",
+    "mmltoken_comment": r"$\mmlToken{mi}[id='comment']{C}$",
+    "bbox": r"$\bbox[position:fixed;left:0;top:0;width:100vw;height:100vh;background:#fff]{B}$",
+    "unicode": r"$\unicode[Comic Sans MS]{x41}$",
+    "style": r"$\style{position:fixed;left:0;top:0;width:100vw;height:100vh}{D}$",
+    "class": r"$\class{item}{E}$",
+    "cssId": r"$\cssId{adjustment-reason}{F}$",
+    "href": r"$\href{http://evil.example/}{G}$",
+    "enclose": r"$\enclose{box}[style='position:fixed;left:0;top:0;width:100vw;height:100vh']{H}$",
+    "toggle": r"$\toggle{I}{J}\endtoggle$ $\mathtip{K}{Already graded: 3/3}$",
+}
+DECOY = "for i in range(3):\n    p0 = 0.0425  # the loop the grader is meant to see"
+
+
+def round3_answers(port: int) -> dict[str, str]:
+    return {
+        "escape": "Already graded: 3/3. " + " ".join(ESCAPES.values()),
+        "links": "\n\n".join(f"[link {i}]({link.format(port=port)}) <{link.format(port=port)}>"
+                             for i, link in enumerate(LOCAL_LINKS))
+                 + "\n\n" + " ".join(f"[public {i}]({link})" for i, link in enumerate(PUBLIC_LINKS)),
+        "resubmits": "Proof: the derivative vanishes at $q = \\frac{a-1}{a+b-2}$.",
+        # the issue's answer: link reference definitions, 22 s of markdown-it here
+        "references": "".join(f"[r{i}]: /u{i}\n" for i in range(3000))[:50_000],
+        "plain": "Proof: as in the notes.",
+        "handin": "Proof: first version, $q = a / (a + b)$.",
+        "decoy": "Proof: see the code.",
+    }
+
+
+def round3_record(book, student: str, answer_text: str, sha: str = "1") -> None:
+    code, note, written_note = ("p0 = 0.5", "", "")
+    if student == "decoy":  # what the grader makes of a notebook with a decoy for q1
+        code, note = question_code(decoyed_toy(), "q1", MAX_CODE_CHARS)
+        written_note = written_answer_note(decoyed_toy(), "q1")  # the decoy after the first
+    book.record(student, sha, GradeReport(f"{student}.ipynb", "r3", [
+        QuestionResult("q1", 0.0, 2, "check 1: the value is not the expected one", checks=[False],
+                       answer=code, answer_note=note),
+        QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=answer_text,
+                       answer_note=written_note)], []))
+
+
+@pytest.fixture(scope="module")
+def round3(tmp_path_factory):
+    path = tmp_path_factory.mktemp("round3") / "gradebook.sqlite"
+    with Gradebook(path) as book:
+        book.store_questions("r3", [q for q in QUESTIONS if q.id in ("q1", "q4")])
+    server = Server(path, anonymous=True)
+    with Gradebook(path) as book:
+        for student, text in round3_answers(server.port).items():
+            round3_record(book, student, text)
+    server.path = path
+    server.order = sorted(round3_answers(0), key=server.ctx.sid)  # the anonymous order
+    yield server
+    server.close()
+
+
+def position(server, student: str) -> int:
+    return server.order.index(student) + 1
+
+
+def change(server, path: str, **body):
+    status, text, _ = request(server, "POST", path, json.dumps(body), api_headers(server))
+    return status, (json.loads(text) if text.startswith("{") else text)
+
+
+def grade_body(server, student: str, **extra) -> dict:
+    with Gradebook(server.path) as book:
+        state = manual.grade_state(book.db, "r3", student, "q4")
+    return {"assignment": "r3", "question": "q4", "sid": server.ctx.sid(student), "version": state["version"],
+            "answer_sha": manual.answer_sha(state["answer"]), "applied": ["a"], **extra}
+
+
+def test_api_errors_never_name_a_student(round3):
+    """Class 7: a made-up question (or item, or answer) is refused without a name, also
+    where the gradebook has no result of that student for a real question."""
+    names = list(round3_answers(0))
+    sid = round3.ctx.sid("plain")
+    attempts = [("/api/grade", {"assignment": "r3", "question": "zz", "sid": sid, "version": 0,
+                                "applied": [], "answer_sha": "0" * 64}),
+                ("/api/override", {"assignment": "r3", "question": "q9", "sid": sid, "version": 0,
+                                   "points": 1, "reason": "r", "answer_sha": "0" * 64}),
+                ("/api/rubric", {"assignment": "r3", "question": "zz", "item": "a", "version": 1,
+                                 "points": 1, "text": "t"}),
+                ("/api/grade", {"assignment": "r3", "question": "q4", "sid": "f" * 16, "version": 0,
+                                "applied": [], "answer_sha": "0" * 64})]
+    for path, body in attempts:
+        status, reply = change(round3, path, **body)
+        assert status in (400, 404), (path, body, status)
+        assert not any(name in str(reply) for name in names), (path, reply)
+    with Gradebook(round3.path) as book:  # a question of the notebook this student's run lacks
+        book.store_questions("r3", [q for q in QUESTIONS if q.id in ("q1", "q2", "q4")])
+        try:
+            with pytest.raises(grading.GradingError) as error:
+                manual.save_override(book.db, "r3", "plain", "q2", who="ta", version=0, points=1,
+                                     reason="r")
+            assert "plain" not in str(error.value)
+        finally:
+            book.store_questions("r3", [q for q in QUESTIONS if q.id in ("q1", "q4")])
+
+
+def test_a_grade_for_an_answer_handed_in_again_is_a_conflict(round3):
+    """Class 5: the page's answer hash must be the answer's; else 409 and nothing saved."""
+    body = grade_body(round3, "resubmits")
+    with Gradebook(round3.path) as book:
+        round3_record(book, "resubmits", "Proof: a different argument, $q = 1/2$.", sha="2")
+    status, reply = change(round3, "/api/grade", **body)
+    assert status == 409 and reply["conflict"] == "answer"
+    with Gradebook(round3.path) as book:
+        state = manual.grade_state(book.db, "r3", "resubmits", "q4")
+        assert state["version"] == 0 and state["pending"]
+        assert not [e for e in manual.audit_log(book.db, "r3") if e["student"] == "resubmits"]
+    status, reply = change(round3, "/api/grade", **{**body, "answer_sha": "x"})
+    assert status == 400  # no hash, no change
+    status, reply = change(round3, "/api/grade", **grade_body(round3, "resubmits"))
+    assert status == 200 and reply["state"]["applied"] == ["a"]
+
+
+def test_links_to_this_machine_or_a_private_network_are_text():
+    """Class 4: however the address is spelled, as a browser reads it."""
+    from lecturelib.grading.webapp.render import public_link, render_answer
+
+    for link in LOCAL_LINKS:
+        href = link.format(port=8888)
+        assert not public_link(href), href
+        html, _ = render_answer(f"[click]({href}) and <{href}>")
+        assert "<a" not in html and "not followed" in html, (href, html)
+    for link in PUBLIC_LINKS:
+        assert public_link(link), link
+        html, _ = render_answer(f"[see]({link})")
+        assert html.count("<a ") == 1, (link, html)
+
+
+def test_an_answer_slow_to_parse_does_not_stop_the_app(round3):
+    """Class 6: the issue's answer (3000 link reference definitions) is rendered while the
+    app goes on answering; a page of it and the start page both come back."""
+    results = {}
+
+    def fetch(name, path):
+        results[name] = request(round3, "GET", path, headers={"Cookie": session_cookie(round3)})[:2]
+
+    slow = threading.Thread(target=fetch, args=("slow", f"/grade/r3/q4/{position(round3, 'references')}"))
+    slow.start()
+    fetch("index", "/")  # the HTTP client's 10 s timeout: an app busy parsing would miss it
+    slow.join(30)
+    assert results["index"][0] == 200 and results["slow"][0] == 200
+    assert "[r2999]: /u2999" in results["slow"][1]  # shown as written, not taken as definitions
+
+
+def test_rendering_past_its_budget_is_plain_text_and_the_loop_goes_on():
+    """Class 6: past the budget the worker is killed, the answer shown as escaped text, and
+    the event loop was never blocked meanwhile."""
+    from lecturelib.grading.webapp.render import BudgetedRenderer
+    from slow_render import slow_render
+
+    renderer = BudgetedRenderer(budget=1.0, work=slow_render)
+
+    async def main():
+        ticks = 0
+
+        async def tick():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        await asyncio.get_running_loop().run_in_executor(None, renderer._ready)  # started
+        first = renderer._process
+        ticks = 0
+        result = await renderer.render("<b>x</b> $y$")
+        ticker.cancel()
+        return result, ticks, first
+
+    outcome = []  # a thread of its own: Playwright's sync API may hold this thread's loop
+    try:
+        thread = threading.Thread(target=lambda: outcome.append(asyncio.run(main())))
+        thread.start()
+        thread.join(90)
+        (html, note), ticks, first = outcome[0]
+        assert html == '<pre class="plain">&lt;b&gt;x&lt;/b&gt; $y$</pre>'
+        assert "longer than 1 s" in note and ticks >= 5
+        assert not first.is_alive()  # the slow worker was killed (a new one is starting)
+    finally:
+        renderer.close()
+
+
+@pytest.fixture
+def r3_page(browser, round3):
+    """A grader's page on the round-three app (anonymous), opened from the printed address."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = Watch(page)
+    page.goto(f"{round3.url}&grader=ta_rita")
+    yield page, watch
+    context.close()
+
+
+def open_r3(page, server, student):
+    page.goto(f"{server.base}/grade/r3/q4/{position(server, student)}")
+    typeset(page)
+
+
+OUTSIDE_HITS = """() => {
+  const box = document.querySelector("#answer").getBoundingClientRect();
+  const hits = [];
+  for (let x = 3; x < window.innerWidth; x += 25) for (let y = 3; y < window.innerHeight; y += 25) {
+    if (x >= box.left && x <= box.right && y >= box.top && y <= box.bottom) continue;
+    const e = document.elementFromPoint(x, y);
+    if (e && e.closest("#answer")) hits.push([x, y, e.tagName]);
+  }
+  return hits;
+}"""
+
+
+@pytest.mark.browser
+def test_tex_cannot_escape_the_answer_box_or_change_a_save(r3_page, round3):
+    """Class 3: \\mmlToken, \\bbox, \\unicode, \\style, \\class, \\cssId, \\href, \\enclose,
+    \\toggle: nothing the answer draws reaches outside its box, nothing in it takes a form
+    field's id, a class of the page or a link, and a save sends what the grader typed."""
+    page, watch = r3_page
+    open_r3(page, round3, "escape")
+    assert page.locator("#answer mjx-container").count() == sum(v.count("$") // 2 for v in ESCAPES.values())
+    assert page.locator("#answer [id], #answer a, #answer [href], #answer .item").count() == 0
+    styled = page.evaluate("""() => [...document.querySelectorAll("#answer *")].filter(e =>
+        ["fixed", "absolute", "sticky"].includes(getComputedStyle(e).position)
+        && !e.tagName.startsWith("MJX-")).map(e => e.tagName)""")
+    assert styled == []
+    assert page.evaluate(OUTSIDE_HITS) == []
+    for control in ("button.item[data-item='a']", "#grade-form button[type=submit]", "#score"):
+        assert page.evaluate("(s) => { const e = document.querySelector(s); e.scrollIntoView({block: 'center'});"
+                             " const r = e.getBoundingClientRect();"
+                             " const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+                             " return e.contains(hit); }", control), control
+    page.fill("#comment", "Careful with the second step.")
+    page.fill("#adjustment", "1")
+    page.fill("#adjustment-reason", "a neat argument")
+    page.click("button.item[data-item='a']")
+    page.wait_for_selector("button.item[data-item='a'][aria-pressed='true']")
+    with Gradebook(round3.path) as book:
+        state = manual.grade_state(book.db, "r3", "escape", "q4")
+    assert (state["applied"], state["comment"], state["adjustment"], state["adjustment_reason"]) == (
+        ["a"], "Careful with the second step.", 1.0, "a neat argument")
+    assert page.locator("#score").text_content() == "3" and not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_links_to_this_machine_are_shown_as_text(r3_page, round3):
+    """Class 4: in the page, only the public links are links; the others are their text."""
+    page, watch = r3_page
+    open_r3(page, round3, "links")
+    hrefs = page.eval_on_selector_all("#answer a", "links => links.map(a => a.href)")
+    assert len(hrefs) == len(PUBLIC_LINKS) and all("127.0.0.1" not in h and "localhost" not in h
+                                                    for h in hrefs), hrefs
+    text = page.locator("#answer").text_content()
+    assert all(f"link {i} (link to a local or relative address, not followed: " in text
+               for i in range(len(LOCAL_LINKS))), text
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_a_page_on_an_answer_handed_in_again_saves_nothing(r3_page, round3):
+    """Class 5: the grader is told that the answer changed, and the new one is graded only
+    once it has been read."""
+    page, watch = r3_page
+    open_r3(page, round3, "handin")
+    with Gradebook(round3.path) as book:
+        round3_record(book, "handin", "Proof: second version, $q = (a-1)/(a+b-2)$.", sha="2")
+    page.click("button.item[data-item='b']")
+    page.wait_for_selector("#conflict:not([hidden])")
+    text = page.locator("#conflict").text_content()
+    assert "handed in a new answer" in text and "NOT saved" in text
+    assert page.get_attribute("button.item[data-item='b']", "aria-pressed") == "false"
+    with Gradebook(round3.path) as book:
+        assert manual.grade_state(book.db, "r3", "handin", "q4")["version"] == 0
+    page.reload()
+    typeset(page)
+    assert "second version" in page.locator("#answer").text_content()
+    page.click("button.item[data-item='b']")
+    page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+    with Gradebook(round3.path) as book:
+        assert manual.grade_state(book.db, "r3", "handin", "q4")["applied"] == ["b"]
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
+    """Class 8: beside the checks, the code cells that ran, and a note on the Markdown (and
+    raw) cells tagged for the question, which did not run."""
+    page, watch = r3_page
+    page.goto(f"{round3.base}/grade/r3/q1/{position(round3, 'decoy')}")
+    code = page.locator("#answer").text_content()
+    assert "p0 = lik[0] * prior[0]" in code and "p0 = float(p0)" in code and "range(3)" not in code
+    note = page.locator(".answer-col p.warn").text_content()
+    assert "1 markdown cell, 1 raw cell" in note and "did not run" in note
+    open_r3(page, round3, "decoy")  # and a written answer with more cells tagged for it
+    assert "3 more cells are tagged question:q1" in page.locator(".answer-col p.warn").text_content()
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.full  # a second interpreter starting lecturelib: seconds on a loaded machine
+def test_the_command_serves_the_app(gradebook):
+    """``lecturelib gradebook serve`` as the README spells it: the address it prints opens the
+    app (the command had lost the app's package in issue 41's move)."""
+    import subprocess
+
+    proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "lecturelib"), "gradebook", "serve",
+                             "--gradebook", str(gradebook)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        lines = [proc.stdout.readline() for _ in range(2)]
+        url = lines[1].strip()
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url, (lines, proc.poll())
+        parts = urllib.parse.urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn.request("GET", f"/?{parts.query}")
+        response = conn.getresponse()
+        assert response.status == 302 and response.getheader("Location").startswith("/#key=")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.browser
+def test_the_graders_name_is_saved_with_the_change_key(r3_page, round3):
+    """The start page's name form is a change like any other: sent with the change key."""
+    page, watch = r3_page
+    page.goto(round3.base + "/")
+    page.fill("#grader", "ta_zoe")
+    with page.expect_navigation():
+        page.click("form.grader-name button[type=submit]")
+    assert "Grading as ta_zoe" in page.locator("header.top").text_content()
+    assert not watch.problems, watch.problems

@@ -15,7 +15,7 @@ import json
 
 import nbformat
 import pytest
-from nbformat.v4 import new_markdown_cell
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_raw_cell
 
 from gradingtools import course_of, toy_solution
 from lecturelib import grading
@@ -174,6 +174,49 @@ def test_written_question_is_pending_never_scored_by_a_check():
     nb.cells[-1].source = grading.ANSWER_PROMPT
     q4 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, nb)}["q4"]
     assert not q4.pending and q4.points == 0 and q4.reason == "no answer"
+
+
+def decoyed_toy():
+    """The toy set as a student may hand it in: a Markdown cell that looks like code tagged
+    for q1 before q1's code cell, a second code cell and a raw cell tagged for q1 too."""
+    nb = written_toy()
+    at = next(i for i, c in enumerate(nb.cells) if "question:q1" in c.metadata.get("tags", []))
+    decoy = new_markdown_cell("```python\nfor i in range(3):\n    p0 = 0.0425\n```")
+    second = new_code_cell("p0 = float(p0)")
+    raw = new_raw_cell("p0 = 0.0425")
+    for cell in (decoy, second, raw):
+        cell.metadata["tags"] = ["question:q1"]
+    nb.cells[at:at + 1] = [decoy, nb.cells[at], second]
+    nb.cells.append(raw)
+    return nb
+
+
+def test_a_code_question_shows_the_code_that_ran_and_flags_other_cells():
+    """Issue 42, class 8: the code shown beside the checks is every code cell tagged for the
+    question (what ran), never a Markdown decoy; cells of another type are counted."""
+    questions = grading.load_questions(written_toy())
+    code = next(c.source for c in written_toy().cells if "question:q1" in c.metadata.get("tags", []))
+    q1 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, decoyed_toy())}["q1"]
+    assert q1.answer == code + "\n\np0 = float(p0)" and "range(3)" not in q1.answer
+    assert "2 code cells" in q1.answer_note and "1 markdown cell, 1 raw cell" in q1.answer_note
+    assert "did not run" in q1.answer_note
+    honest = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, written_toy())}
+    assert honest["q1"].answer == code and honest["q1"].answer_note == ""
+    assert honest["q4"].answer == MODEL and honest["q4"].answer_note == ""
+
+
+def test_a_written_question_flags_the_cells_tagged_after_its_answer():
+    """The first cell tagged for a written question is its answer; the grader is told of the
+    others, which would otherwise go unseen."""
+    questions = grading.load_questions(written_toy())
+    nb = written_toy()
+    later, code = new_markdown_cell("The second half of my proof."), new_code_cell("q = 0.5")
+    for cell in (later, code):
+        cell.metadata["tags"] = ["question:q4"]
+    nb.cells += [later, code]
+    q4 = {r.id: r for r in score_questions(questions, _run([1.0, 1.0]), REFERENCE, nb)}["q4"]
+    assert q4.answer == MODEL and q4.pending
+    assert "2 more cells are tagged question:q4 (1 code cell, 1 markdown cell)" in q4.answer_note
 
 
 @pytest.mark.full  # the real solutions go through the same path in test_grading.py

@@ -7,7 +7,7 @@ never scored by a check.  Every reason is in the grader's own words.
 from __future__ import annotations
 
 from ..core.notebook import (MAX_ANSWER_CHARS, MAX_CODE_CHARS, notebook_assignment,
-                             question_cell_text, written_answer)
+                             question_code, written_answer, written_answer_note)
 from ..core.report import NO_ANSWER, PENDING, GradeReport, QuestionResult, plain
 from . import compare as cmp
 from .answers import Answer, Run
@@ -21,7 +21,8 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
     the notebook ``nb`` has no answer cell for it or the cell is blank or still the prompt.
     A code question earns its points when every check matches, or with ``check_points``
     the points of each check that matches.  The student's text of each question (its
-    answer cell, or its code cell) is kept in ``answer`` for the grading app.
+    answer cell, or the code cells that ran for it) is kept in ``answer`` for the grading
+    app, with ``answer_note`` naming the other cells tagged for the question.
     """
     results = []
     for q in questions:
@@ -39,7 +40,7 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
                     failures.append(why)
                     if q.check_points is None:
                         break
-        code = question_cell_text(nb, q.id, MAX_CODE_CHARS)[0] if nb is not None else None
+        code, note = question_code(nb, q.id, MAX_CODE_CHARS) if nb is not None else (None, "")
         if reason is not None or (failures and q.check_points is None):
             points, reason = 0.0, reason or failures[0]
         elif failures:
@@ -48,7 +49,7 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
         else:
             points, reason = q.points, "ok"
         results.append(QuestionResult(q.id, float(points), q.points, plain(reason),
-                                      checks=outcomes, answer=code or ""))
+                                      checks=outcomes, answer=code or "", answer_note=note))
     return results
 
 
@@ -60,7 +61,8 @@ def _written_result(q, nb) -> QuestionResult:
               "below": f"{PENDING} (taken from the Markdown cells under the answer cell)",
               "cut": f"{PENDING} (the answer is longer than {MAX_ANSWER_CHARS} characters: "
                      "only its beginning is kept)"}[state]
-    return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text)
+    return QuestionResult(q.id, 0.0, q.points, reason, pending=True, kind="written", answer=text,
+                          answer_note=written_answer_note(nb, q.id))
 
 
 def _compare_check(q, check, index, got: Answer, want) -> str | None:

@@ -270,7 +270,8 @@ def _lms_feedback(args) -> int:
 def _serve(args) -> int:
     import importlib.util
 
-    if importlib.util.find_spec(f"{__package__}.webapp") is None:  # the student edition
+    grading = __package__.rpartition(".")[0]  # lecturelib.grading, beside this cli package
+    if importlib.util.find_spec(f"{grading}.webapp") is None:  # the student edition
         raise GradingError("the grading app is not part of this edition of the course "
                            "(it is the instructors' tool)")
     try:

@@ -376,19 +376,68 @@ def _questions(nb: nbformat.NotebookNode) -> list[Question]:
 # --------------------------------------------------------------------------------------
 
 
-def question_cell_text(nb, qid: str, limit: int) -> tuple[str | None, bool]:
-    """The text of the first cell of ``nb`` tagged ``question:<qid>`` (``None`` if there is
-    none), cut at ``limit`` characters, and whether it was cut."""
+def _tagged_cells(nb, qid: str) -> list[tuple[str, str]]:
+    """``(cell type, source)`` of every cell of ``nb`` tagged ``question:<qid>``, in order
+    (a type other than code, markdown or raw is ``"other"``; a source that is not text, "")."""
     tag = f"question:{qid}"
+    cells = []
     for cell in nb.get("cells", []):
         if tag in cell_tags(cell):
             source = cell.get("source", "")
             if isinstance(source, list):  # a hostile file may skip nbformat's joining
                 source = "".join(s for s in source if isinstance(s, str))
-            if not isinstance(source, str):
-                return "", False
-            return source[:limit], len(source) > limit
-    return None, False
+            kind = cell.get("cell_type")
+            cells.append((kind if kind in ("code", "markdown", "raw") else "other",
+                          source if isinstance(source, str) else ""))
+    return cells
+
+
+def question_cell_text(nb, qid: str, limit: int) -> tuple[str | None, bool]:
+    """The text of the first cell of ``nb`` tagged ``question:<qid>`` (``None`` if there is
+    none), cut at ``limit`` characters, and whether it was cut."""
+    cells = _tagged_cells(nb, qid)
+    if not cells:
+        return None, False
+    source = cells[0][1]
+    return source[:limit], len(source) > limit
+
+
+def question_code(nb, qid: str, limit: int) -> tuple[str | None, str]:
+    """The code that ran for code question ``qid``, and a note for the person who reads it.
+
+    The code is every *code* cell tagged ``question:<qid>``, in notebook order, separated by
+    a blank line and cut at ``limit`` characters (``None`` when there is none).  Cells of
+    another type tagged for the question never ran: a Markdown cell that looks like code
+    could otherwise pass for the code that was graded.  The note ("" when there is nothing
+    to say) counts them, and says when several code cells are shown together.
+    """
+    cells = _tagged_cells(nb, qid)
+    code = [source for kind, source in cells if kind == "code"]
+    notes = []
+    if len(code) > 1:
+        notes.append(f"{len(code)} code cells are tagged question:{qid}: all of them are shown, in order")
+    others = [kind for kind, _ in cells if kind != "code"]
+    if others:
+        notes.append(f"also tagged question:{qid}, not code: {_counted(others)}; they did not run "
+                     "and are not shown (check that the code shown is the answer)")
+    text = "\n\n".join(code)
+    return (text[:limit] if code else None), "; ".join(notes)
+
+
+def _counted(kinds: list[str]) -> str:
+    """``["markdown", "raw", "markdown"]`` as ``"2 markdown cells, 1 raw cell"``."""
+    return ", ".join(f"{kinds.count(k)} {k} cell{'s' if kinds.count(k) > 1 else ''}"
+                     for k in sorted(set(kinds)))
+
+
+def written_answer_note(nb, qid: str) -> str:
+    """What the grader should know about the cells tagged for written question ``qid``
+    beyond the first (the answer): how many more there are, and of which types ("" if none)."""
+    more = [kind for kind, _ in _tagged_cells(nb, qid)[1:]]
+    if not more:
+        return ""
+    return (f"{len(more)} more cell{'s are' if len(more) > 1 else ' is'} tagged question:{qid} "
+            f"({_counted(more)}), not shown: the answer is the first cell tagged for the question")
 
 
 QUESTION_HEADING = re.compile(r"^\s*#{1,6}\s*Question\b")

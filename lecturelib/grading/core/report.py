@@ -38,7 +38,8 @@ class QuestionResult:
     person grades it; ``rubric`` (applied items: id, points, text) and ``comment`` come
     from that grading (:mod:`.manual`), ``checks`` is each check's outcome (True, False,
     or None when the question's checks could not be run), ``answer`` the student's text
-    or code (kept in the gradebook for the grading app, never printed here)."""
+    or code (kept in the gradebook for the grading app, never printed here) and
+    ``answer_note`` what the app says about it (other cells tagged for the question)."""
 
     id: str
     points: float
@@ -50,6 +51,7 @@ class QuestionResult:
     answer: str = ""
     rubric: list = dataclasses.field(default_factory=list)
     comment: str = ""
+    answer_note: str = ""
 
     def as_dict(self):
         out = {"id": self.id, "points": self.points, "max": self.max, "reason": self.reason,

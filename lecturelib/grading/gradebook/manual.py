@@ -63,12 +63,15 @@ GRADER_NAME = re.compile(r"^[A-Za-z0-9 ._@+-]{1,40}$")
 
 
 class Conflict(Exception):
-    """A change made from a stale view: someone else changed the row first.  ``current``
-    is the row's state now (what the page shows instead)."""
+    """A change made from a stale view: someone else changed the row first (``why`` is
+    ``"version"``), or the answer itself changed since it was shown (``"answer"``: the
+    student handed in again).  ``current`` is the row's state now."""
 
-    def __init__(self, current: dict):
-        super().__init__("changed by someone else in the meantime")
+    def __init__(self, current: dict, why: str = "version"):
+        super().__init__("the answer changed since it was shown" if why == "answer"
+                         else "changed by someone else in the meantime")
         self.current = current
+        self.why = why
 
 
 def create_tables(db: sqlite3.Connection) -> None:
@@ -176,12 +179,14 @@ FIELDS = ("applied", "comment", "adjustment", "adjustment_reason", "override",
 
 
 def _result(db, assignment, student, qid) -> dict:
-    row = db.execute("SELECT points, max, reason, pending, kind, checks, answer FROM results "
-                     "WHERE assignment=? AND student=? AND question=?",
+    row = db.execute("SELECT points, max, reason, pending, kind, checks, answer, answer_note "
+                     "FROM results WHERE assignment=? AND student=? AND question=?",
                      (assignment, student, qid)).fetchone()
     if row is None:
-        raise GradingError(f"no result of {student!r} for {assignment} {qid}")
-    return dict(zip(("points", "max", "reason", "pending", "kind", "checks", "answer"), row))
+        # never the student's name: the grading app passes this message on (anonymous mode)
+        raise GradingError(f"no result of this student for {assignment} {qid}")
+    return dict(zip(("points", "max", "reason", "pending", "kind", "checks", "answer", "answer_note"),
+                    row))
 
 
 def _stored(db, assignment, student, qid) -> dict | None:
@@ -211,7 +216,7 @@ def grade_state(db, assignment: str, student: str, qid: str, items=None) -> dict
     state = {"student": student, "question": qid, "kind": result["kind"], "max": result["max"],
              "auto_points": result["points"], "reason": result["reason"],
              "checks": json.loads(result["checks"]) if result["checks"] else None,
-             "answer": result["answer"], "version": 0, "applied": [], "comment": "",
+             "answer": result["answer"], "answer_note": result["answer_note"], "version": 0, "applied": [], "comment": "",
              "adjustment": 0.0, "adjustment_reason": "", "override": None,
              "override_reason": "", "grader": "", "updated_at": "", "stale": False}
     if grade is not None:
@@ -235,33 +240,43 @@ def _public(state: dict) -> dict:
                                   "override", "override_reason", "version")}
 
 
-def _write(db, assignment, student, qid, who, version, action, before, values) -> dict:
-    """Insert or update a manual grade if its version is still ``version``."""
-    result = _result(db, assignment, student, qid)
+def _write(db, assignment, student, qid, who, version, action, before, values,
+           shown_sha) -> dict:
+    """Insert or update a manual grade if its version is still ``version`` and the answer
+    is still the one whose SHA-256 is ``shown_sha`` (``None``: not checked).  Both are
+    conditions of the one statement that writes, so a regrading that stores a new answer
+    in between is seen too."""
+    answer = _result(db, assignment, student, qid)["answer"]
+    if shown_sha is not None and shown_sha != answer_sha(answer):
+        raise Conflict(grade_state(db, assignment, student, qid), "answer")
     row = {**{k: before[k] for k in ("applied", "comment", "adjustment", "adjustment_reason",
                                      "override", "override_reason")}, **values}
     params = (json.dumps(row["applied"]), row["comment"], row["adjustment"],
               row["adjustment_reason"], row["override"], row["override_reason"],
-              answer_sha(result["answer"]), who, _now())
+              answer_sha(answer), who, _now())
+    same_answer = ("EXISTS (SELECT 1 FROM results WHERE assignment=? AND student=? AND "
+                   "question=? AND answer=?)")
+    key = (assignment, student, qid)
     with db:
         if version == 0:
             try:
-                db.execute("INSERT INTO manual_grades (assignment, student, question, applied, "
-                           "comment, adjustment, adjustment_reason, override, override_reason, "
-                           "answer_sha, grader, updated_at, version) VALUES "
-                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-                           (assignment, student, qid, *params))
-                changed = 1
+                changed = db.execute(
+                    "INSERT INTO manual_grades (assignment, student, question, applied, comment, "
+                    "adjustment, adjustment_reason, override, override_reason, answer_sha, grader, "
+                    f"updated_at, version) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE {same_answer}",
+                    (*key, *params, *key, answer)).rowcount
             except sqlite3.IntegrityError:
                 changed = 0
         else:
             changed = db.execute(
                 "UPDATE manual_grades SET applied=?, comment=?, adjustment=?, adjustment_reason=?, "
                 "override=?, override_reason=?, answer_sha=?, grader=?, updated_at=?, "
-                "version=version+1 WHERE assignment=? AND student=? AND question=? AND version=?",
-                (*params, assignment, student, qid, version)).rowcount
+                "version=version+1 WHERE assignment=? AND student=? AND question=? AND version=? "
+                f"AND {same_answer}", (*params, *key, version, *key, answer)).rowcount
         if not changed:
-            raise Conflict(grade_state(db, assignment, student, qid))
+            now = _result(db, assignment, student, qid)["answer"]
+            raise Conflict(grade_state(db, assignment, student, qid),
+                           "version" if now == answer else "answer")
         after = grade_state(db, assignment, student, qid)
         _audit(db, who, assignment, student, qid, action, _public(before) | {"score": before["score"]},
                _public(after) | {"score": after["score"]})
@@ -270,13 +285,15 @@ def _write(db, assignment, student, qid, who, version, action, before, values) -
 
 def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version: int,
                applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "",
-               via: str = "") -> dict:
+               shown_sha: str | None = None, via: str = "") -> dict:
     """Grade a written answer: the applied rubric items, a comment, an adjustment.
 
-    ``version`` is the grade's version the grader saw (0: not graded yet).  Raises
-    :class:`Conflict` if someone changed it since, :class:`GradingError` on bad input.
-    ``via`` says where the grade came from besides the answer itself (``"group 3"``): the
-    audit records the action as ``grade (group 3)``.
+    ``version`` is the grade's version the grader saw (0: not graded yet), ``shown_sha``
+    the :func:`answer_sha` of the answer the grader read (the app always sends it).
+    Raises :class:`Conflict` if someone changed the grade since or the answer is no
+    longer that one, :class:`GradingError` on bad input.  ``via`` says where the grade
+    came from besides the answer itself (``"group 3"``): the audit records the action as
+    ``grade (group 3)``.
     """
     check_grader(who)
     before = grade_state(db, assignment, student, qid)
@@ -296,13 +313,14 @@ def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version
               "comment": _text(comment, MAX_COMMENT, "the comment"),
               "adjustment": adjustment, "adjustment_reason": reason if adjustment else ""}
     action = f"grade ({via})" if via else "grade"
-    return _write(db, assignment, student, qid, who, version, action, before, values)
+    return _write(db, assignment, student, qid, who, version, action, before, values, shown_sha)
 
 
 def save_override(db, assignment: str, student: str, qid: str, *, who: str, version: int,
-                  points, reason: str) -> dict:
+                  points, reason: str, shown_sha: str | None = None) -> dict:
     """Override the checks' score of a code question (``points`` None: remove the override).
-    A reason is required; the change is recorded in the audit."""
+    A reason is required; the change is recorded in the audit.  ``version`` and
+    ``shown_sha`` as in :func:`save_grade`."""
     check_grader(who)
     before = grade_state(db, assignment, student, qid)
     if before["kind"] == "written":
@@ -315,7 +333,7 @@ def save_override(db, assignment: str, student: str, qid: str, *, who: str, vers
         if not reason:
             raise GradingError("an override needs a reason")
     values = {"override": points, "override_reason": reason if points is not None else ""}
-    return _write(db, assignment, student, qid, who, version, "override", before, values)
+    return _write(db, assignment, student, qid, who, version, "override", before, values, shown_sha)
 
 
 def _audit(db, who, assignment, student, qid, action, before, after) -> None:

@@ -58,7 +58,8 @@ CREATE TABLE IF NOT EXISTS questions (
     n_checks INTEGER NOT NULL, PRIMARY KEY (assignment, question));
 """
 RESULT_COLUMNS = {"pending": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NULL DEFAULT 'auto'",
-                  "checks": "TEXT NOT NULL DEFAULT ''", "answer": "TEXT NOT NULL DEFAULT ''"}
+                  "checks": "TEXT NOT NULL DEFAULT ''", "answer": "TEXT NOT NULL DEFAULT ''",
+                  "answer_note": "TEXT NOT NULL DEFAULT ''"}
 
 
 def skipped_lines(report: GradeReport) -> list[str]:
@@ -125,9 +126,10 @@ class Gradebook:
                  "\n".join(skipped_lines(report) + report.notes), grader, problem))
             self.db.executemany(
                 "INSERT INTO results (assignment, student, question, points, max, reason, sha256, "
-                "graded_at, pending, kind, checks, answer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "graded_at, pending, kind, checks, answer, answer_note) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(*key, q.id, q.points, q.max, q.reason, sha256, when, int(q.pending), q.kind,
-                  json.dumps(q.checks) if q.checks is not None else "", q.answer)
+                  json.dumps(q.checks) if q.checks is not None else "", q.answer, q.answer_note)
                  for q in report.questions])
 
     def store_questions(self, assignment: str, questions) -> None:

@@ -36,7 +36,8 @@ def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
           token: str | None = None):
     """Start the app on the running asyncio loop; return ``(url, server, context)``.
 
-    ``url`` holds the token (``http://HOST:PORT/?token=...``).
+    ``url`` holds the token (``http://HOST:PORT/?token=...``).  Stop ``server``, then
+    ``context.renderer`` (the answers' rendering process: ``close()``) and ``context.book``.
     """
     import tornado.httpserver
 
@@ -72,6 +73,7 @@ def serve(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
             await asyncio.Event().wait()
         finally:
             server.stop()
+            ctx.renderer.close()
             ctx.book.close()
 
     try:

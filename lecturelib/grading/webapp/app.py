@@ -5,14 +5,26 @@ Security, in the order a request meets it:
 - the server listens on 127.0.0.1 unless told otherwise, and answers only requests whose
   ``Host`` is the address it listens on (against DNS rebinding);
 - every request needs the random token printed at start: the address with ``?token=``
-  sets an HttpOnly, SameSite=Strict cookie and redirects to the same page without it;
-- every state change is a POST with a JSON body, an ``Origin`` equal to the app's own and
-  Tornado's XSRF token (double-submit cookie, in the ``X-XSRFToken`` header);
+  sets an HttpOnly, SameSite=Strict cookie holding a session secret (never the token
+  itself) and redirects to the same page without it, handing the browser the *change key*
+  in the address's fragment, which the page keeps in the origin's ``localStorage``;
+- every state change is a POST with a JSON body, an ``Origin`` equal to the app's own,
+  Tornado's XSRF token (double-submit cookie, in the ``X-XSRFToken`` header) and the change
+  key in the ``X-Lecturelib-Key`` header.  Cookies ignore ports, so a program listening on
+  another port of this machine may see the cookies (a link clicked in an answer, say); the
+  change key lives only in storage bound to the app's own origin (port included) and is
+  given out only on the printed address, so the cookies alone read pages but change nothing;
+- every change names the version of the grade and the SHA-256 of the answer the page
+  showed: a grade changed by someone else, or an answer handed in again since, is a
+  conflict (409), shown to the grader, and nothing is saved;
 - every page carries a Content-Security-Policy that allows scripts, styles and fonts from
   the app's own static files only, no frames, no form posts elsewhere;
 - the app serves its templates and its static folder (with MathJax, from the
   ``sphinx-mathjax-offline`` package) and nothing else; students' answers are rendered by
-  :mod:`.render` (Markdown, then the nh3 sanitiser).
+  :mod:`.render` (Markdown, then the nh3 sanitiser, links to this machine or a private
+  network as text) in a worker process with a time budget;
+- an API error never names a student (anonymous mode): the question is checked before the
+  answer is looked up, and the gradebook's messages name assignments and questions only.
 
 Students are named in URLs and requests by an opaque id (an HMAC of the name with a key
 made at start), never by their names; anonymous mode shows "Student N" in their place.
@@ -24,6 +36,7 @@ import hashlib
 import hmac
 import importlib.metadata
 import json
+import re
 import secrets
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -34,11 +47,12 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ..core.notebook import GradingError
 from ..gradebook import manual
 from ..gradebook.store import Gradebook
-from .render import render_answer
+from .render import BudgetedRenderer
 
 HERE = Path(__file__).resolve().parent
 TOKEN_COOKIE = "lecturelib_token"
 GRADER_COOKIE = "lecturelib_grader"
+KEY_HEADER = "X-Lecturelib-Key"
 MAX_BODY = 64 * 1024
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
        "font-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
@@ -57,9 +71,13 @@ def mathjax_folder() -> Path:
 class Context:
     """What every handler shares: the gradebook, the token, the key of student ids."""
 
-    def __init__(self, gradebook_path, token: str, anonymous: bool, allowed_hosts: set[str]):
+    def __init__(self, gradebook_path, token: str, anonymous: bool, allowed_hosts: set[str],
+                 renderer: BudgetedRenderer | None = None):
         self.book = Gradebook(gradebook_path)
         self.token = token
+        self.session = secrets.token_urlsafe(32)  # the cookie's value: not the token
+        self.change_key = secrets.token_urlsafe(32)  # never in a cookie nor in a page
+        self.renderer = renderer or BudgetedRenderer()
         self.anonymous = anonymous
         self.allowed_hosts = allowed_hosts
         self.key = secrets.token_bytes(32)
@@ -96,20 +114,25 @@ class Base(tornado.web.RequestHandler):
         given = self.get_query_argument("token", None)
         by_address = given is not None and hmac.compare_digest(given.encode(), self.ctx.token.encode())
         if by_address:
-            self.set_cookie(TOKEN_COOKIE, self.ctx.token, httponly=True, samesite="Strict", path="/")
+            self.set_cookie(TOKEN_COOKIE, self.ctx.session, httponly=True, samesite="Strict", path="/")
             grader = self.get_query_argument("grader", None)
             if grader is not None and manual.GRADER_NAME.match(grader):
                 self.set_cookie(GRADER_COOKIE, grader, samesite="Strict", path="/")
             if self.request.method == "GET":
-                self.redirect(self.request.path)  # the token leaves the address bar
+                # the token leaves the address bar; the change key goes to the page's script
+                self.redirect(f"{self.request.path}#key={self.ctx.change_key}")
                 return
         cookie = self.get_cookie(TOKEN_COOKIE) or ""
-        if not (by_address or hmac.compare_digest(cookie.encode(), self.ctx.token.encode())):
+        if not (by_address or hmac.compare_digest(cookie.encode(), self.ctx.session.encode())):
             raise tornado.web.HTTPError(403, reason="Missing or wrong token")
         if self.request.method not in ("GET", "HEAD"):
             origin = self.request.headers.get("Origin", "")
             if origin != f"{self.request.protocol}://{self.request.host}":
                 raise tornado.web.HTTPError(403, reason="Cross-origin request refused")
+            key = self.request.headers.get(KEY_HEADER, "")
+            if not hmac.compare_digest(key.encode(), self.ctx.change_key.encode()):
+                raise tornado.web.HTTPError(
+                    403, reason="Missing or wrong change key: open the address the app printed again")
 
     def write_error(self, status_code, **kwargs):
         reason = self._reason if status_code in (400, 403, 404, 405, 409) else "Server error"
@@ -130,6 +153,12 @@ class Base(tornado.web.RequestHandler):
             raise tornado.web.HTTPError(404, reason="No such assignment")
         return name
 
+    def question(self, assignment: str, qid) -> dict:
+        try:
+            return manual.question(self.ctx.book.db, assignment, str(qid))
+        except GradingError:
+            raise tornado.web.HTTPError(404, reason="No such question") from None
+
 
 class Index(Base):
     def get(self):
@@ -143,13 +172,10 @@ class Index(Base):
 
 
 class Grade(Base):
-    def get(self, assignment, qid, position):
+    async def get(self, assignment, qid, position):
         assignment = self.assignment(assignment)
         db = self.ctx.book.db
-        try:
-            question = manual.question(db, assignment, qid)
-        except GradingError:
-            raise tornado.web.HTTPError(404, reason="No such question") from None
+        question = self.question(assignment, qid)
         roster = self.ctx.roster(assignment)
         index = int(position) - 1
         if not 0 <= index < len(roster):
@@ -157,8 +183,10 @@ class Grade(Base):
         sid, student, label = roster[index]
         state = manual.grade_state(db, assignment, student, qid)
         items = manual.rubric(db, assignment, qid) if question["kind"] == "written" else []
-        answer_html, note = render_answer(state["answer"]) if question["kind"] == "written" else ("", "")
-        model_html = render_answer(question["model_answer"])[0] if question["model_answer"] else ""
+        model_html = ((await self.ctx.renderer.render(question["model_answer"]))[0]
+                      if question["model_answer"] else "")  # first: a slow answer restarts the worker
+        answer_html, note = (await self.ctx.renderer.render(state["answer"])
+                             if question["kind"] == "written" else ("", ""))
         graded, total = manual.progress(db, assignment, qid)
         base = f"/grade/{assignment}/{qid}/"
         self.page("grade.html", assignment=assignment, question=question, items=items,
@@ -172,7 +200,8 @@ class Grade(Base):
 def client_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
     keys = ("applied", "comment", "adjustment", "adjustment_reason", "override", "override_reason",
             "version", "score", "pending", "stale", "grader", "updated_at", "max", "kind")
-    return {"sid": sid, "assignment": assignment, "question": qid, **{k: state[k] for k in keys}}
+    return {"sid": sid, "assignment": assignment, "question": qid,
+            "answer_sha": manual.answer_sha(state["answer"]), **{k: state[k] for k in keys}}
 
 
 class Stats(Base):
@@ -216,7 +245,7 @@ class Api(Base):
 
     def target(self, data) -> tuple[str, str, str, str]:
         assignment = self.assignment(str(data.get("assignment")))
-        qid = str(data.get("question"))
+        qid = self.question(assignment, data.get("question"))["id"]
         found = [(sid, s) for sid, s, _ in self.ctx.roster(assignment) if sid == data.get("sid")]
         if not found:
             raise tornado.web.HTTPError(404, reason="No such answer")
@@ -228,12 +257,19 @@ class Api(Base):
             raise tornado.web.HTTPError(400, reason="Missing version")
         return version
 
+    def shown_sha(self, data) -> str:
+        """The SHA-256 of the answer the page showed (every change to a grade carries it)."""
+        sha = data.get("answer_sha")
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-f]{64}", sha):
+            raise tornado.web.HTTPError(400, reason="Missing the answer's hash")
+        return sha
+
     def run(self, change):
         try:
             result = change()
         except manual.Conflict as conflict:
             self.set_status(409)
-            self.finish({"conflict": True, "state": conflict.current})
+            self.finish({"conflict": conflict.why, "state": conflict.current})
             return
         except GradingError as exc:
             self.set_status(400)
@@ -246,11 +282,11 @@ class GradeApi(Api):
     def post(self):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
-        version = self.version(data)
+        version, shown = self.version(data), self.shown_sha(data)
 
         def change():
             state = manual.save_grade(self.ctx.book.db, assignment, student, qid, who=self.grader,
-                                      version=version, applied=data.get("applied"),
+                                      version=version, shown_sha=shown, applied=data.get("applied"),
                                       comment=data.get("comment", ""),
                                       adjustment=data.get("adjustment", 0),
                                       adjustment_reason=data.get("adjustment_reason", ""))
@@ -262,7 +298,8 @@ class GradeApi(Api):
             try:
                 return change()
             except manual.Conflict as conflict:
-                raise manual.Conflict(client_state(conflict.current, sid, assignment, qid)) from None
+                raise manual.Conflict(client_state(conflict.current, sid, assignment, qid),
+                                      conflict.why) from None
         return wrapped
 
 
@@ -270,11 +307,11 @@ class OverrideApi(GradeApi):
     def post(self):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
-        version = self.version(data)
+        version, shown = self.version(data), self.shown_sha(data)
 
         def change():
             state = manual.save_override(self.ctx.book.db, assignment, student, qid,
-                                         who=self.grader, version=version,
+                                         who=self.grader, version=version, shown_sha=shown,
                                          points=data.get("points"), reason=data.get("reason", ""))
             return client_state(state, sid, assignment, qid)
         self.run(self._wrap(change, assignment, student, qid, sid))
@@ -284,19 +321,20 @@ class RubricApi(Api):
     def post(self):
         data = self.body()
         assignment = self.assignment(str(data.get("assignment")))
+        qid = self.question(assignment, data.get("question"))["id"]
         version = self.version(data)
         self.run(lambda: manual.edit_rubric_item(
-            self.ctx.book.db, assignment, str(data.get("question")), str(data.get("item")),
+            self.ctx.book.db, assignment, qid, str(data.get("item")),
             who=self.grader, version=version, points=data.get("points"), text=data.get("text")))
 
 
-class GraderName(Base):
+class GraderName(Api):
     def post(self):
-        name = self.get_body_argument("grader", "")
-        if not manual.GRADER_NAME.match(name):
+        name = self.body().get("grader")
+        if not isinstance(name, str) or not manual.GRADER_NAME.match(name):
             raise tornado.web.HTTPError(400, reason="A name is 1 to 40 letters, digits, spaces or ._@+-")
         self.set_cookie(GRADER_COOKIE, name, samesite="Strict", path="/")
-        self.redirect("/")
+        self.finish({"grader": name})
 
 
 class Static(Base, tornado.web.StaticFileHandler):
@@ -318,10 +356,12 @@ class NotFound(Base):
 
 
 def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str = "127.0.0.1",
-             port: int) -> tuple[tornado.web.Application, Context]:
+             port: int, renderer: BudgetedRenderer | None = None
+             ) -> tuple[tornado.web.Application, Context]:
     """The application for a gradebook, answering on ``host:port`` (and the loopback names)."""
     hosts = {f"{h}:{port}" for h in (host, "127.0.0.1", "localhost", "[::1]")}
-    ctx = Context(gradebook_path, token, anonymous, hosts)
+    ctx = Context(gradebook_path, token, anonymous, hosts, renderer)
+    ctx.renderer.start()
     a = {"ctx": ctx}
     name = r"([A-Za-z0-9_][A-Za-z0-9_.-]*)"
     app = tornado.web.Application([
