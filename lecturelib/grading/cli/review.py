@@ -1,5 +1,6 @@
 """The commands that help people grade and review their grading: ``lecturelib gradebook
-analyze``, ``groups`` and ``regrade``."""
+analyze``, ``groups``, ``regrade``, and the graders' shares and double marking: ``next``,
+``second-mark``, ``disagreements``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from ..core.notebook import GradingError, check_assignment_name
 from ..gradebook.store import Gradebook
 
-ACTIONS = ("analyze", "groups", "regrade")
+ACTIONS = ("analyze", "groups", "regrade", "second-mark", "disagreements", "next")
 
 
 def add_review_commands(gsub, default_gradebook: str) -> None:
@@ -63,6 +64,34 @@ def add_review_commands(gsub, default_gradebook: str) -> None:
     r.add_argument("--feedback", help="the feedback folder (default: feedback/ASSIGNMENT beside "
                                       "the gradebook)")
 
+    n = gsub.add_parser("next", help="the next answer a grader should grade: the first pending one "
+                                     "of their share (a fair, fixed pseudo-random order), then the "
+                                     "sampled answers they owe a blind second mark")
+    n.add_argument("--assignment", required=True)
+    n.add_argument("--question", required=True)
+    n.add_argument("--gradebook", default=default_gradebook)
+    n.add_argument("--grader", help="your name (one of --graders)")
+    n.add_argument("--graders", help='the graders sharing the question, e.g. "Ann Lee,Bo Chen"')
+    n.add_argument("--double-mark", type=float, default=0, metavar="PERCENT",
+                   help="the share of answers marked twice, blind (e.g. 10)")
+
+    s = gsub.add_parser("second-mark", help="a blind second mark of a sampled written answer "
+                                            "(changes no grade; see disagreements)")
+    s.add_argument("--assignment", required=True)
+    s.add_argument("--question", required=True)
+    s.add_argument("--student", required=True)
+    s.add_argument("--grader", required=True, help="your name: not the first mark's grader")
+    s.add_argument("--items", default="", help="the rubric items that apply, comma-separated")
+    s.add_argument("--adjustment", type=float, default=0.0)
+    s.add_argument("--gradebook", default=default_gradebook)
+
+    d = gsub.add_parser("disagreements", help="double-marked answers whose two marks differ, "
+                                              "for someone to resolve")
+    d.add_argument("--assignment", required=True)
+    d.add_argument("--question")
+    d.add_argument("--gradebook", default=default_gradebook)
+    d.add_argument("--json", action="store_true")
+
 
 def handles(args) -> bool:
     return args.action in ACTIONS
@@ -71,7 +100,8 @@ def handles(args) -> bool:
 def run(args) -> int:
     check_assignment_name(args.assignment)
     with Gradebook(args.gradebook) as book:
-        return {"analyze": _analyze, "groups": _groups, "regrade": _regrade}[args.action](args, book)
+        return {"analyze": _analyze, "groups": _groups, "regrade": _regrade, "next": _next,
+                "second-mark": _second_mark, "disagreements": _disagreements}[args.action](args, book)
 
 
 def _analyze(args, book) -> int:
@@ -148,4 +178,47 @@ def _regrade(args, book) -> int:
     number = regrades.request(book.db, args.assignment, args.student, args.question,
                               reason=args.reason, who=args.by)
     print(f"regrade request {number} recorded")
+    return 0
+
+
+def _graders(text: str | None) -> list[str] | None:
+    return [g.strip() for g in text.split(",") if g.strip()] if text else None
+
+
+def _next(args, book) -> int:
+    from ..gradebook.allocation import next_ungraded
+
+    graders = _graders(args.graders)
+    if graders and args.grader not in graders:
+        raise GradingError("--grader must be one of --graders")
+    student = next_ungraded(book.db, args.assignment, args.question, grader=args.grader,
+                            graders=graders, percent=args.double_mark)
+    print(student if student is not None else "nothing left to grade")
+    return 0
+
+
+def _second_mark(args, book) -> int:
+    from ..gradebook.allocation import save_second_mark
+
+    items = [i for i in args.items.split(",") if i]
+    save_second_mark(book.db, args.assignment, args.student, args.question, who=args.grader,
+                     applied=items, adjustment=args.adjustment)
+    print("second mark recorded (no grade changed)")
+    return 0
+
+
+def _disagreements(args, book) -> int:
+    from ..core.report import plain
+    from ..gradebook.allocation import disagreements
+
+    found = disagreements(book.db, args.assignment, args.question)
+    if args.json:
+        sys.stdout.write(json.dumps({"disagreements": found}, indent=2) + "\n")
+        return 0
+    for d in found:
+        first, second = d["first"], d["second"]
+        print(f"{d['question']} {plain(d['student'], 60)}: {plain(first['grader'], 40)} "
+              f"{first['score']:g} ({','.join(first['applied']) or '-'}) against "
+              f"{plain(second['grader'], 40)} {second['score']:g} ({','.join(second['applied']) or '-'})")
+    print(f"{len(found)} disagreement(s)")
     return 0

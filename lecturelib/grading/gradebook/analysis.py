@@ -29,7 +29,7 @@ import numpy as np
 
 from ..core.notebook import GradingError
 from ..core.report import plain
-from . import manual
+from . import allocation, manual
 
 QUINTILES = 5
 MIN_STUDENTS = 3  # a correlation or a variance over fewer says nothing
@@ -117,7 +117,8 @@ def grader_statistics(rows: list[dict]) -> list[dict]:
 def analyze(book, assignment: str) -> dict:
     """The item and grader analysis of ``assignment`` in gradebook ``book``:
     ``{"assignment", "students", "questions": [{"id", "max", "answers", "pending", "mean",
-    "sd", "quintile_means", "discrimination"}], "alpha", "alpha_students", "graders"}``."""
+    "sd", "quintile_means", "discrimination"}], "alpha", "alpha_students", "graders",
+    "double_marking"}`` (:func:`.allocation.agreement`)."""
     questions = manual.questions(book.db, assignment)
     if not questions:
         raise GradingError(f"the gradebook has no results of assignment {assignment!r}")
@@ -130,7 +131,8 @@ def analyze(book, assignment: str) -> dict:
     return {"assignment": assignment, "students": len(students), "questions": stats,
             "alpha": cronbach_alpha(points),
             "alpha_students": int((~np.isnan(points).any(axis=1)).sum()),
-            "graders": grader_statistics(rows)}
+            "graders": grader_statistics(rows),
+            "double_marking": allocation.agreement(book.db, assignment)}
 
 
 def _cell(value, digits: int = 2) -> str:
@@ -154,4 +156,9 @@ def analysis_table(result: dict) -> str:
     for g in result["graders"]:
         lines.append(f"grader {plain(g['grader'], 60)}: {g['answers']} answers, mean share "
                      f"{_cell(g['share'])} against {_cell(g['others_share'])} by the others")
+    for d in result["double_marking"]:
+        kappas = ", ".join(f"{item} {_cell(k)}" for item, k in d["item_kappa"].items())
+        lines.append(f"double marking of {d['question']}: {d['double_marked']} answers, same "
+                     f"points in {_cell(100 * d['same_points'], 0)}%, mean difference "
+                     f"{_cell(d['mean_difference'])}; Cohen's kappa per item: {kappas}")
     return "\n".join(lines) + "\n"

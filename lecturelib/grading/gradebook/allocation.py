@@ -1,0 +1,177 @@
+"""Who grades which answer, in which order, and blind double marking of a sample.
+
+- **A fair order.** The answers of a question are taken in the order of the SHA-256 of
+  ``assignment/question/student``: pseudo-random, different for every question, and the
+  same on every restart and for every grader, so the same students are not always graded
+  first (by a fresh grader) or last (by a tired one).
+- **Shares.** With graders named (``serve --graders "Ann Lee,Bo Chen"``), that order is
+  dealt round-robin, so each grader's share is a fair sample of the class.
+- **Double marking.** A sample of ``percent`` % of each question's answers, chosen by
+  another hash, also gets a blind second mark from the next grader in the rotation, who
+  is not shown the first.  :func:`disagreements` lists the answers where the two differ,
+  for someone to resolve; :func:`agreement` measures, per question, how often the two
+  agree on the points and, per rubric item, Cohen's kappa (scikit-learn) between them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+
+import numpy as np
+
+from ..core.notebook import GradingError
+from . import manual
+
+TABLE = """
+CREATE TABLE IF NOT EXISTS second_marks (
+    assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
+    grader TEXT NOT NULL, applied TEXT NOT NULL, adjustment REAL NOT NULL,
+    answer_sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
+"""
+
+
+def _rank(salt: str, assignment: str, qid: str, student: str) -> str:
+    return hashlib.sha256(f"{salt}/{assignment}/{qid}/{student}".encode()).hexdigest()
+
+
+def fair_order(assignment: str, qid: str, students) -> list[str]:
+    """``students`` in the question's fixed pseudo-random order."""
+    return sorted(students, key=lambda s: _rank("order", assignment, qid, s))
+
+
+def shares(assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
+    """Each grader's answers: the fair order dealt round-robin."""
+    if not graders or len(set(graders)) != len(graders):
+        raise GradingError("name each grader once")
+    order = fair_order(assignment, qid, students)
+    return {g: order[i::len(graders)] for i, g in enumerate(graders)}
+
+
+def double_sample(assignment: str, qid: str, students, percent: float) -> list[str]:
+    """The answers of the question that get a second, blind mark: ``percent`` % of them
+    (rounded up), chosen by their own hash, in the fair order."""
+    if not 0 <= percent <= 100:
+        raise GradingError("--double-mark is a percentage from 0 to 100")
+    students = list(students)
+    count = int(np.ceil(len(students) * percent / 100))
+    chosen = set(sorted(students, key=lambda s: _rank("double", assignment, qid, s))[:count])
+    return [s for s in fair_order(assignment, qid, students) if s in chosen]
+
+
+def second_grader(assignment: str, qid: str, student: str, students, graders: list[str]) -> str:
+    """Who marks ``student``'s answer a second time: the grader after its first one."""
+    if len(graders) < 2:
+        raise GradingError("double marking needs at least two graders")
+    for i, (grader, mine) in enumerate(shares(assignment, qid, students, graders).items()):
+        if student in mine:
+            return graders[(i + 1) % len(graders)]
+    raise GradingError(f"no answer of {student!r} to {qid}")
+
+
+def create_table(db) -> None:
+    db.executescript(TABLE)
+
+
+def save_second_mark(db, assignment: str, student: str, qid: str, *, who: str, applied,
+                     adjustment=0.0) -> dict:
+    """Record a blind second mark of a written answer (rubric items, an adjustment); it
+    changes no grade.  Its grader must not be the one who graded the answer."""
+    create_table(db)
+    manual.check_grader(who)
+    state = manual.grade_state(db, assignment, student, qid)
+    if state["kind"] != "written":
+        raise GradingError(f"{qid} is scored by its checks: only written answers are double marked")
+    if state["grader"] == who:
+        raise GradingError(f"{who} gave the first mark: the second comes from another grader")
+    items = [i["id"] for i in manual.rubric(db, assignment, qid)]
+    if not isinstance(applied, list) or not set(applied) <= set(items) or len(set(applied)) != len(applied):
+        raise GradingError(f"applied rubric items must be distinct items of {qid}'s rubric")
+    adjustment = manual._finite(adjustment, "the adjustment")
+    row = (assignment, qid, student, who, json.dumps(sorted(applied, key=items.index)), adjustment,
+           manual.answer_sha(state["answer"]),
+           datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    with db:
+        db.execute("INSERT OR REPLACE INTO second_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        manual._audit(db, who, assignment, student, qid, "second mark", {},
+                      {"applied": json.loads(row[4]), "adjustment": adjustment})
+    return {"student": student, "question": qid, "grader": who, "applied": json.loads(row[4]),
+            "adjustment": adjustment}
+
+
+def _pairs(db, assignment: str, qid: str | None = None) -> list[dict]:
+    """Every double-marked answer whose first mark is current: both marks side by side."""
+    create_table(db)
+    rows = db.execute("SELECT question, student, grader, applied, adjustment, answer_sha FROM "
+                      "second_marks WHERE assignment=? AND (? IS NULL OR question=?) ORDER BY "
+                      "question, student", (assignment, qid, qid)).fetchall()
+    out = []
+    for question, student, grader, applied, adjustment, sha in rows:
+        first = manual.grade_state(db, assignment, student, question)
+        if first["version"] == 0 or first["stale"] or sha != manual.answer_sha(first["answer"]):
+            continue
+        items = manual.rubric(db, assignment, question)
+        second_score = manual.written_score(json.loads(applied), items, adjustment, first["max"])
+        out.append({"question": question, "student": student, "items": [i["id"] for i in items],
+                    "first": {"grader": first["grader"], "applied": first["applied"],
+                              "score": first["score"]},
+                    "second": {"grader": grader, "applied": json.loads(applied),
+                               "score": second_score}})
+    return out
+
+
+def disagreements(db, assignment: str, qid: str | None = None) -> list[dict]:
+    """The double-marked answers whose two marks differ in points or in rubric items."""
+    return [p for p in _pairs(db, assignment, qid)
+            if p["first"]["score"] != p["second"]["score"]
+            or set(p["first"]["applied"]) != set(p["second"]["applied"])]
+
+
+def agreement(db, assignment: str) -> list[dict]:
+    """Per question with double marks: how many, the share with equal points, the mean
+    absolute difference of points, and Cohen's kappa of each rubric item (``None`` where
+    it is undefined: both graders applied it always, or never)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    pairs = _pairs(db, assignment)
+    out = []
+    for qid in sorted({p["question"] for p in pairs}):
+        mine = [p for p in pairs if p["question"] == qid]
+        first = np.array([p["first"]["score"] for p in mine])
+        second = np.array([p["second"]["score"] for p in mine])
+        kappas = {}
+        for item in mine[0]["items"]:
+            a = [item in p["first"]["applied"] for p in mine]
+            b = [item in p["second"]["applied"] for p in mine]
+            kappas[item] = None if len(set(a) | set(b)) < 2 else float(cohen_kappa_score(a, b))
+            if kappas[item] is not None and np.isnan(kappas[item]):
+                kappas[item] = None
+        out.append({"question": qid, "double_marked": len(mine),
+                    "same_points": float(np.mean(first == second)),
+                    "mean_difference": float(np.mean(np.abs(first - second))),
+                    "item_kappa": kappas})
+    return out
+
+
+def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,
+                  graders: list[str] | None = None, percent: float = 0) -> str | None:
+    """The next answer ``grader`` should grade: the first pending one of their share (of the
+    whole question without named graders), then the first sampled answer they owe a second
+    mark; ``None`` when there is none."""
+    rows = [r for r in manual.effective_results(db, assignment, qid)]
+    students = [r["student"] for r in rows]
+    pending = {r["student"] for r in rows if r["pending"]}
+    mine = shares(assignment, qid, students, graders)[grader] if graders and grader in graders \
+        else fair_order(assignment, qid, students)
+    first = next((s for s in mine if s in pending), None)
+    if first is not None or not (graders and grader in graders and percent):
+        return first
+    create_table(db)
+    marked = {r[0] for r in db.execute("SELECT student FROM second_marks WHERE assignment=? AND "
+                                       "question=?", (assignment, qid))}
+    for student in double_sample(assignment, qid, students, percent):
+        if (student not in pending and student not in marked
+                and second_grader(assignment, qid, student, students, graders) == grader):
+            return student
+    return None
