@@ -20,6 +20,11 @@ the last one before issue 33's hardening, checked out into a temporary worktree,
 the same number of submissions made from that revision's own exercise set) and by this
 one, alternately, twice each; the ratio of the better times of each is the cost.
 Results go to ``benchmarks/GRADING.md`` and ``benchmarks/grading.json``.
+
+``--large 300 --hanging 10`` measures instead one batch (reference cache) of a large class
+with hanging submissions added (an answer cell that loops for ever), the case that each
+cell's time limit from the solution's own run (README, "Time limits") is for; its result
+is kept beside the others in ``grading.json`` and GRADING.md.
 """
 
 from __future__ import annotations
@@ -42,6 +47,17 @@ LECTURELIB = [sys.executable, "-m", "lecturelib.grading"]
 
 
 BASELINE = "3c6e08e"  # the last commit before issue 33's hardening of the grader
+
+
+def make_hanging(folder: Path, assignment: str, count: int, course: Path = ROOT) -> None:
+    """``count`` submissions whose first graded answer loops for ever."""
+    import nbformat
+
+    solution = nbformat.read(course / "solutions" / f"{assignment}.ipynb", as_version=4)
+    first = next(c for c in solution.cells if "question:q1" in c.metadata.get("tags", []))
+    first.source = first.source.replace("# BEGIN SOLUTION", "# BEGIN SOLUTION\nwhile True:\n    pass")
+    for i in range(count):
+        nbformat.write(solution, folder / f"hanging{i:02d}.ipynb")
 
 
 def make_submissions(folder: Path, assignment: str, count: int, course: Path = ROOT) -> None:
@@ -150,7 +166,34 @@ def report(results: dict) -> str:
                   f"{cost['throughput_ratio']:.2f} times the baseline's (better times compared; "
                   "each grades its own revision's exercise set, whose code cells are the same "
                   "computations).", ""]
+    large = results.get("large_class")
+    if large:
+        n, hanging = large["submissions"], large["hanging"]
+        lines += ["## A large class with hanging submissions", "",
+                  f"{n} submissions of `{large['assignment']}` ({n - hanging} as above, {hanging} "
+                  f"whose first answer loops for ever), one batch with the reference cache, "
+                  f"`--jobs {large['jobs']}` on {large['machine']}: {large['seconds']:.1f} s, "
+                  f"{60 * n / large['seconds']:.1f} submissions per minute. Each cell's time limit "
+                  "is ten times the solution's time for it, at least 10 s (README, \"Time "
+                  "limits\"), so a hanging answer costs its worker about 10 s, not the 60 s of "
+                  f"`--timeout`. Load average at the start and end: {large['load'][0]:.1f}, "
+                  f"{large['load'][1]:.1f}.", ""]
     return "\n".join(lines)
+
+
+def large_class(args) -> dict:
+    """One batch of ``--large`` submissions, ``--hanging`` of them hanging, cold start."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = work / "submissions"
+        folder.mkdir()
+        make_submissions(folder, args.assignment, args.large - args.hanging)
+        make_hanging(folder, args.assignment, args.hanging)
+        load = os.getloadavg()[0]
+        seconds, _ = batch(folder, args.assignment, work, args.jobs, cache=True)
+    return {"assignment": args.assignment, "submissions": args.large, "hanging": args.hanging,
+            "jobs": args.jobs, "seconds": seconds, "load": [load, os.getloadavg()[0]],
+            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
 
 
 def main(argv=None) -> int:
@@ -160,10 +203,23 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--baseline", default=BASELINE,
                         help="git revision whose grader the hardening is measured against")
+    parser.add_argument("--large", type=int, default=0, metavar="N",
+                        help="measure only one batch of a class of N (kept beside the other results)")
+    parser.add_argument("--hanging", type=int, default=0, help="with --large: how many hang")
     args = parser.parse_args(argv)
     if shutil.which("bwrap") is None:
         print("benchmarks/grading.py: bubblewrap is not installed", file=sys.stderr)
         return 2
+    if args.large:
+        if not 0 <= args.hanging <= args.large:
+            print("benchmarks/grading.py: --hanging must be between 0 and --large", file=sys.stderr)
+            return 2
+        results = json.loads((HERE / "grading.json").read_text())
+        results["large_class"] = large_class(args)
+        (HERE / "grading.json").write_text(json.dumps(results, indent=2) + "\n")
+        (HERE / "GRADING.md").write_text(report(results))
+        print(report(results))
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         folder = work / "submissions"
@@ -181,6 +237,9 @@ def main(argv=None) -> int:
         "same_scores": s_one == s_nocache == s_cache,
         "hardening": hardening,
     }
+    previous = HERE / "grading.json"
+    if previous.is_file() and "large_class" in json.loads(previous.read_text()):
+        results["large_class"] = json.loads(previous.read_text())["large_class"]  # measured apart
     (HERE / "grading.json").write_text(json.dumps(results, indent=2) + "\n")
     (HERE / "GRADING.md").write_text(report(results))
     print(report(results))
