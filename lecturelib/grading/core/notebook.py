@@ -376,20 +376,20 @@ def _questions(nb: nbformat.NotebookNode) -> list[Question]:
 # --------------------------------------------------------------------------------------
 
 
+def _source(cell) -> str:
+    """A cell's source as text ("" when it is not text)."""
+    source = cell.get("source", "")
+    if isinstance(source, list):  # a hostile file may skip nbformat's joining
+        source = "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
 def _tagged_cells(nb, qid: str) -> list[tuple[str, str]]:
     """``(cell type, source)`` of every cell of ``nb`` tagged ``question:<qid>``, in order
     (a type other than code, markdown or raw is ``"other"``; a source that is not text, "")."""
     tag = f"question:{qid}"
-    cells = []
-    for cell in nb.get("cells", []):
-        if tag in cell_tags(cell):
-            source = cell.get("source", "")
-            if isinstance(source, list):  # a hostile file may skip nbformat's joining
-                source = "".join(s for s in source if isinstance(s, str))
-            kind = cell.get("cell_type")
-            cells.append((kind if kind in ("code", "markdown", "raw") else "other",
-                          source if isinstance(source, str) else ""))
-    return cells
+    return [(cell.get("cell_type") if cell.get("cell_type") in ("code", "markdown", "raw") else "other",
+             _source(cell)) for cell in nb.get("cells", []) if tag in cell_tags(cell)]
 
 
 def question_cell_text(nb, qid: str, limit: int) -> tuple[str | None, bool]:
@@ -441,13 +441,6 @@ def written_answer_note(nb, qid: str) -> str:
 
 
 QUESTION_HEADING = re.compile(r"^\s*#{1,6}\s*Question\b")
-
-
-def _source(cell) -> str:
-    source = cell.get("source", "")
-    if isinstance(source, list):  # a hostile file may skip nbformat's joining
-        source = "".join(s for s in source if isinstance(s, str))
-    return source if isinstance(source, str) else ""
 
 
 def cells_below_answer(nb, qid: str) -> list[str]:
