@@ -66,7 +66,8 @@ class Window:
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    """One assignment's deadline and late policy (times in UTC)."""
+    """One assignment's deadline and late policy (times in UTC; ``zone``, the course's time
+    zone, is the one its reasons show times in)."""
 
     name: str
     due: datetime.datetime | None = None
@@ -78,6 +79,7 @@ class Policy:
     extensions: dict = dataclasses.field(default_factory=dict)  # student -> due (UTC)
     lms_name: str = ""
     max_submissions: int | None = None  # applied by lecturelib collect
+    zone: datetime.tzinfo = UTC
 
     def due_for(self, student: str) -> datetime.datetime | None:
         return self.extensions.get(student, self.due)
@@ -91,16 +93,17 @@ class Policy:
         late = submitted - due - self.grace
         if late <= datetime.timedelta(0):
             return 1.0, ""
-        when = f"handed in {_show(submitted)}, after the due date {_show(due)}"
+        when = f"handed in {_show(submitted, self.zone)}, after the due date {_show(due, self.zone)}"
         if extended:
-            when += f" (extended from {_show(self.due)})"
+            when += f" (extended from {_show(self.due, self.zone)})"
         if self.windows:
             shift = due - self.due
             for w in self.windows:
                 if submitted <= w.until + shift + self.grace:
                     return w.credit, f"{when}: {fmt(round(100 * w.credit, 2))}% credit " \
-                                     f"(late window until {_show(w.until + shift)})"
-            return 0.0, f"{when}: after the last late window ({_show(self.windows[-1].until + shift)}): no credit"
+                                     f"(late window until {_show(w.until + shift, self.zone)})"
+            last = _show(self.windows[-1].until + shift, self.zone)
+            return 0.0, f"{when}: after the last late window ({last}): no credit"
         if self.penalty_per_day is None:
             return 1.0, f"{when}: no late penalty in this course"
         days = math.ceil(late / datetime.timedelta(days=1))
@@ -120,8 +123,9 @@ class Course:
         return self.assignments.get(assignment, Policy(assignment))
 
 
-def _show(when: datetime.datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _show(when: datetime.datetime, zone: datetime.tzinfo = UTC) -> str:
+    """A time as the course shows it: in its time zone, with the zone's abbreviation."""
+    return when.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z").replace("UTC+00:00", "UTC")
 
 
 def _time(value, zone, where) -> datetime.datetime:
@@ -204,7 +208,7 @@ def _policy(name, spec, zone) -> Policy:
                   _number(spec, "penalty_per_day", where, 0, 1),
                   _number(spec, "max_late_days", where, 0, MAX_DAYS, integer=True),
                   tuple(windows), extensions, lms_name,
-                  _number(spec, "max_submissions", where, 1, 1000, integer=True))
+                  _number(spec, "max_submissions", where, 1, 1000, integer=True), zone)
 
 
 def parse_course(text: str) -> Course:
@@ -264,6 +268,7 @@ class Outcome:
     lms_late: bool | None = None   # the LMS's own late flag (Canvas's _late_), if it wrote one
     due: datetime.datetime | None = None  # the student's due date, extension applied
     grace: datetime.timedelta = datetime.timedelta(0)
+    zone: datetime.tzinfo = UTC  # the course's, for the times its reasons show
 
     @property
     def final(self) -> float:
@@ -291,7 +296,7 @@ class Outcome:
         when either says nothing)."""
         if self.lms_late is None or self.submitted is None:
             return ""
-        when = f"handed in {_show(self.submitted)}"
+        when = f"handed in {_show(self.submitted, self.zone)}"
         if self.due is None:
             return f"the LMS marks it late; the course file has no due date ({when})" \
                 if self.lms_late else ""
@@ -300,9 +305,9 @@ class Outcome:
         grace = f" + {fmt(self.grace.total_seconds() / 60)} min grace" if self.grace else ""
         if self.lms_late:
             return (f"the LMS marks it late; the course file counts it on time ({when}, due "
-                    f"{_show(self.due)}{grace})")
+                    f"{_show(self.due, self.zone)}{grace})")
         return (f"the LMS does not mark it late; the course file does ({when}, due "
-                f"{_show(self.due)}{grace}): check the due dates and extensions in both")
+                f"{_show(self.due, self.zone)}{grace}): check the due dates and extensions in both")
 
     @property
     def lms_score(self) -> float:
@@ -361,7 +366,7 @@ def outcomes(book, assignment: str, course: Course | None) -> dict[str, Outcome]
         credit, reason = policy.credit(student, when.submitted)
         result[student] = Outcome(student, raw, total, credit, reason, when.submitted, possible,
                                   when.lms_flag if course is not None else None,
-                                  policy.due_for(student), policy.grace)
+                                  policy.due_for(student), policy.grace, policy.zone)
     return result
 
 
@@ -377,7 +382,9 @@ def late_section(outcome: Outcome) -> str:
         lines.append("Handed in on time." if outcome.submitted else "No deadline applied.")
     lines += ["", f"Raw score {fmt(outcome.raw)} / {fmt(outcome.total)}, penalty "
                   f"{fmt(round(outcome.penalty, 2))}, final score {fmt(round(outcome.final, 2))} / "
-                  f"{fmt(outcome.total)}."]
+                  f"{fmt(outcome.total)}"
+                  + (f" ({fmt(outcome.lms_score)} / {fmt(outcome.points_possible)} in the course's "
+                     "grade book)." if outcome.points_possible != outcome.total else ".")]
     return "\n".join(lines) + "\n"
 
 
