@@ -297,6 +297,28 @@ def test_instructors_week(tmp_path, capsys):
     page = (tmp_path / "reports" / "toy-summary.html").read_text()
     assert status == 0 and "4 graded; 6 on the roster, 3 of them with no submission" in page and "q3" in page
 
+    # the rest of the README's week: the analysis, the feedback pages for the LMS, a regrade
+    status, out, err = run("gradebook", "analyze", "--assignment", "toy", "--gradebook",
+                           tmp_path / "canvas.sqlite")
+    assert status == 0 and "Cronbach's alpha" in out, err
+    status, out, err = run("gradebook", "feedback", "--assignment", "toy", "--format", "canvas",
+                           "--course", tmp_path / "course.toml", "--gradebook",
+                           tmp_path / "canvas.sqlite", "--output", tmp_path / "feedback.zip")
+    assert status == 0, err
+    with zipfile.ZipFile(tmp_path / "feedback.zip") as z:
+        assert sorted(z.namelist()) == ["doejane_11_2_feedback.html", "ngcarl_late_13_4_feedback.html",
+                                        "roebob_late_12_3_feedback.html", "strangerx_19_5_feedback.html"]
+        assert "late penalty 3" in z.read("roebob_late_12_3_feedback.html").decode()
+    status, out, err = run("gradebook", "regrade", "--assignment", "toy", "--student", "13",
+                           "--question", "q3", "--reason", "My eigenvector is right up to sign.",
+                           "--by", "Instructor", "--gradebook", tmp_path / "canvas.sqlite")
+    assert status == 0, err
+    status, out, err = run("gradebook", "regrade", "--assignment", "toy", "--resolve", "1",
+                           "--grader", "Bo Chen", "--decision", "The sign was wrong too.",
+                           "--gradebook", tmp_path / "canvas.sqlite")
+    assert status == 0 and "resolved" in out, err
+    assert "The sign was wrong too." in (tmp_path / "feedback" / "toy" / "13.md").read_text()
+
 
 def test_summary_and_late_say_what_is_pending_and_where_the_lms_disagrees(tmp_path, capsys):
     """Issue 42, class 13: the summary says that pending written answers count 0 (how many,
