@@ -247,7 +247,7 @@ def test_the_search_scorer_is_read_from_the_book_folder(tmp_path):
     book, elsewhere = tmp_path / "book", tmp_path / "elsewhere"
     (book / "_static").mkdir(parents=True)
     elsewhere.mkdir()
-    (book / "conf.py").write_text('extensions = ["sphinx.ext.autodoc", "lecturelib._sphinx_book"]\nroot_doc = "index"\n'
+    (book / "conf.py").write_text('extensions = ["sphinx.ext.autodoc", "lecturelib.book.rendering"]\nroot_doc = "index"\n'
                                   'html_search_scorer = "_static/scorer.js"\n')
     (book / "_static" / "scorer.js").write_text("var Scorer = {score: (r) => r[4]}; // the book's scorer\n")
     (book / "index.rst").write_text("Kernels\n=======\n\nText.\n")
@@ -260,7 +260,7 @@ def test_the_search_scorer_is_read_from_the_book_folder(tmp_path):
 def test_the_search_indexes_prose_and_the_texts_index_entries_as_main():
     from sphinx import addnodes
 
-    from lecturelib._sphinx_book import searchable
+    from lecturelib.book.rendering import searchable
     document = nodes.document(None, None)
     cell = nodes.container(nb_element="cell_code")
     cell += nodes.container("", nodes.literal_block("", "import kernels"), nb_element="cell_code_source")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from lecturelib._sphinx_book import chapter_number, is_setup_code
+from lecturelib.book.rendering import chapter_number, is_setup_code
 from solutiontext import MIN_CHARS, solution_lines
 
 pytestmark = pytest.mark.full

@@ -31,7 +31,9 @@ def questions(path):
 def test_every_question_has_public_checks_that_hide_the_grading(solution):
     exercise = ROOT / "exercises" / solution.name
     stored = json.loads(exercise.read_text(encoding="utf-8"))
-    assert set(stored["metadata"]["lecturelib"]) == {"assignment", "public_checks"}
+    assert set(stored["metadata"]["lecturelib"]) == {"assignment", "public_checks", "cells"}
+    # "cells" lists the exercise's own cells by id, and nothing else
+    assert stored["metadata"]["lecturelib"]["cells"] == [c["id"] for c in stored["cells"]]
     # only a written question's answer cell carries a spec, and only its kind and points
     assert all(set(c["metadata"]["grading"]) == {"written", "points"} and "answer" in c["metadata"]["tags"]
                for c in stored["cells"] if "grading" in c["metadata"]), "graded checks in the exercise"

@@ -124,22 +124,40 @@ def test_written_answer_states():
 
 def test_an_answer_written_under_the_prompt_is_the_answer():
     """A student who types the proof in new Markdown cells under the prompt (issue 43):
-    those cells, up to the next question's heading, are the answer, and the reason says so."""
+    those cells, up to the next cell of the exercise itself, are the answer, and the reason
+    says so.  The exercise's own cells are known by their ids (the solution's, which
+    ``lecturelib assign`` keeps and lists in the exercise's metadata)."""
     nb = written_toy()
     nb.cells[-1].source = grading.ANSWER_PROMPT
-    nb.cells += [new_markdown_cell("Let $f(q) = \\log p(q)$."), new_markdown_cell("   "),
-                 new_markdown_cell("Then $f'(q) = 0$ at the MAP."),
-                 new_markdown_cell("## Question 5 (2 points): next"), new_markdown_cell("not mine")]
-    state, text = written_answer(nb, "q4")
+    nb.cells.append(new_markdown_cell("A note of the exercise after the prompt."))
+    exercise = frozenset(c.id for c in nb.cells)
+    at = len(nb.cells) - 1
+    nb.cells[at:at] = [new_markdown_cell("Let $f(q) = \\log p(q)$."), new_markdown_cell("   "),
+                       new_markdown_cell("Then $f'(q) = 0$ at the MAP.")]
+    assert written_answer(nb, "q4") == ("empty", "")  # nothing says which cells are whose
+    state, text = written_answer(nb, "q4", exercise)
     assert state == "below" and text == "Let $f(q) = \\log p(q)$.\n\nThen $f'(q) = 0$ at the MAP."
     prompt = next(c for c in nb.cells if "question:q4" in c.metadata.get("tags", []))
     prompt.source = "First my own line."
-    assert written_answer(nb, "q4")[1].startswith("First my own line.\n\nLet $f(q)")
-    result = score_questions(QUESTIONS, _run([True, True]), REFERENCE, nb)[-1]
+    assert written_answer(nb, "q4", exercise)[1].startswith("First my own line.\n\nLet $f(q)")
+    reference = Reference("k", REFERENCE.raw, exercise_ids=exercise)
+    result = score_questions(QUESTIONS, _run([True, True]), reference, nb)[-1]
     assert result.pending and result.answer.startswith("First my own line.")
     assert result.reason.endswith("(taken from the Markdown cells under the answer cell)")
-    nb.cells.insert(-2, nbformat.v4.new_code_cell("x = 1"))  # a code cell ends the answer too
-    assert written_answer(nb, "q4")[1].endswith("at the MAP.")
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("x = 1"))  # a code cell ends the answer too
+    assert written_answer(nb, "q4", exercise)[1].endswith("= \\log p(q)$.")
+
+
+def test_lecturelib_check_reads_the_exercise_cells_from_its_metadata(toy):
+    """An exercise lists its own cells, so ``lecturelib check`` sees an answer under the prompt."""
+    from lecturelib.grading.core.notebook import exercise_cell_ids
+
+    ex = nbformat.read(toy / "exercises" / "toy.ipynb", as_version=4)
+    ids = exercise_cell_ids(ex)
+    assert ids == {c.id for c in ex.cells}
+    at = next(i for i, c in enumerate(ex.cells) if "question:q4" in c.metadata.get("tags", []))
+    ex.cells.insert(at + 1, new_markdown_cell("My proof, under the prompt."))
+    assert written_answer(ex, "q4", exercise_cell_ids(ex)) == ("below", "My proof, under the prompt.")
 
 
 # ----------------------------------------------------------------------------- scoring

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..core.notebook import (GradingError, check_assignment_name, code_cell_ids, code_sources,
                              read_notebook)
+from ..core.exercise import make_exercise
 from . import compare as cmp
 from .answers import parse_output
 from .job import hidden_exprs, job_bytes
@@ -29,6 +30,7 @@ class Reference:
     raw: dict[str, list[object]]
     cell_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
     check_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
+    exercise_ids: frozenset = frozenset()  # the ids of the exercise's own cells
 
 
 _REFERENCE_CACHE: dict[str, Reference] = {}
@@ -63,6 +65,8 @@ def reference_run(solution_path, questions, limits: Limits, *, sandbox: bool = T
                                f"{outcome.failure}")
         output = outcome.output
     reference = _reference_from_output(solution_path, key, output, questions, limits, ids)
+    exercise = make_exercise(nb, solution_path.stem)
+    reference.exercise_ids = frozenset(exercise.metadata["lecturelib"]["cells"])
     if use_cache:
         _REFERENCE_CACHE[key] = reference
         if store is not None and fresh:

@@ -27,7 +27,7 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
     results = []
     for q in questions:
         if q.written:
-            results.append(_written_result(q, nb))
+            results.append(_written_result(q, nb, reference.exercise_ids))
             continue
         reason = student.question_errors.get(q.id)
         outcomes: list[bool | None] = [None] * len(q.checks)
@@ -53,8 +53,8 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
     return results
 
 
-def _written_result(q, nb) -> QuestionResult:
-    state, text = written_answer(nb, q.id) if nb is not None else ("missing", "")
+def _written_result(q, nb, exercise_ids) -> QuestionResult:
+    state, text = written_answer(nb, q.id, exercise_ids) if nb is not None else ("missing", "")
     if state in ("missing", "empty"):
         return QuestionResult(q.id, 0.0, q.points, NO_ANSWER, kind="written")
     reason = {"present": PENDING,

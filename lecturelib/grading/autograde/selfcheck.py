@@ -18,8 +18,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
 from ...checks import CheckResult, checks_in_metadata, format_results
-from ..core.notebook import (MAX_ANSWER_CHARS, GradingError, load_questions, notebook_assignment,
-                       question_id, read_notebook, written_answer)
+from ..core.notebook import (MAX_ANSWER_CHARS, GradingError, exercise_cell_ids, load_questions,
+                             notebook_assignment, question_id, read_notebook, written_answer)
 
 MARKER = "@@lecturelib-public-checks@@"
 
@@ -140,7 +140,7 @@ def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
     path = Path(path)
     nb = read_notebook(path)
     checks = stored_public_checks(nb)
-    written = {qid: written_answer(nb, qid)[0] for qid in written_questions(nb)}
+    written = {qid: written_answer(nb, qid, exercise_cell_ids(nb))[0] for qid in written_questions(nb)}
     assignment = notebook_assignment(nb) or path.stem
     nb.cells.append(_probe_cell(assignment, checks))
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,

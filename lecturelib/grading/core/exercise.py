@@ -105,7 +105,9 @@ def make_exercise(solution_nb, name: str) -> nbformat.NotebookNode:
         if cell.cell_type == "code" and qid in has_public:
             cells.append(_code_cell(f'check("{qid}")', f"check:{qid}", f"{name}-check-{qid}"))
     nb.cells = cells
-    nb.metadata["lecturelib"] = {"assignment": name, "public_checks": public_checks_metadata(questions)}
+    # the exercise's own cells: a student's Markdown cells under an answer prompt are theirs
+    nb.metadata["lecturelib"] = {"assignment": name, "public_checks": public_checks_metadata(questions),
+                                 "cells": [c["id"] for c in cells if isinstance(c.get("id"), str)]}
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     return nb
 

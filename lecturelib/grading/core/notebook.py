@@ -440,30 +440,43 @@ def written_answer_note(nb, qid: str) -> str:
             f"({_counted(more)}), not shown: the answer is the first cell tagged for the question")
 
 
-QUESTION_HEADING = re.compile(r"^\s*#{1,6}\s*Question\b")
+MAX_EXERCISE_CELLS = 10_000
 
 
-def cells_below_answer(nb, qid: str) -> list[str]:
+def exercise_cell_ids(nb) -> frozenset[str] | None:
+    """The ids of the cells ``lecturelib assign`` wrote into an exercise notebook, as its
+    metadata lists them (``None`` when it lists none: a solution, or an older exercise)."""
+    meta = nb.get("metadata", {}).get("lecturelib")
+    ids = meta.get("cells") if isinstance(meta, dict) else None
+    if not isinstance(ids, list) or len(ids) > MAX_EXERCISE_CELLS:
+        return None
+    return frozenset(i for i in ids if isinstance(i, str))
+
+
+def cells_below_answer(nb, qid: str, exercise_ids) -> list[str]:
     """The sources of the Markdown cells a student added under the answer cell of ``qid``:
-    those after it up to the next code cell, tagged cell or question heading
-    (``## Question 9 ...``, how every set heads its questions)."""
+    those after it whose ids are not among ``exercise_ids`` (the exercise's own cells), up
+    to the first cell of the exercise, code cell or tagged cell.  Without ``exercise_ids``
+    (nothing says which cells are the exercise's), none."""
     cells = nb.get("cells", [])
     tag = f"question:{qid}"
     start = next((i for i, c in enumerate(cells) if tag in cell_tags(c)), None)
     found = []
-    for cell in cells[start + 1:] if start is not None else []:
-        if (cell.get("cell_type") != "markdown" or cell_tags(cell)
-                or QUESTION_HEADING.match(_source(cell))):
+    for cell in cells[start + 1:] if start is not None and exercise_ids else []:
+        cell_id = cell.get("id")
+        if (cell.get("cell_type") != "markdown" or cell_tags(cell) or not isinstance(cell_id, str)
+                or cell_id in exercise_ids):
             break
         found.append(_source(cell))
     return found
 
 
-def written_answer(nb, qid: str) -> tuple[str, str]:
+def written_answer(nb, qid: str, exercise_ids=None) -> tuple[str, str]:
     """A student's answer to written question ``qid``: ``(state, text)``.
 
     The answer is the first cell tagged ``question:<qid>`` and the Markdown cells a
-    student added under it (:func:`cells_below_answer`), the prompt left out.  ``state`` is
+    student added under it (:func:`cells_below_answer`: those not among ``exercise_ids``,
+    the ids of the exercise's own cells), the prompt left out.  ``state`` is
     ``"missing"`` (no cell tagged ``question:<qid>``), ``"empty"`` (blank or still the
     prompt), ``"present"``, ``"below"`` (present, at least partly in cells under the answer
     cell) or ``"cut"`` (longer than :data:`MAX_ANSWER_CHARS` characters: the text is its
@@ -473,7 +486,7 @@ def written_answer(nb, qid: str) -> tuple[str, str]:
     if text is None:
         return "missing", ""
     own = "" if text.strip() == ANSWER_PROMPT.strip() else text
-    below = [s.strip() for s in cells_below_answer(nb, qid) if s.strip()]
+    below = [s.strip() for s in cells_below_answer(nb, qid, exercise_ids) if s.strip()]
     if not below:  # the answer cell alone, as it is (its hash is what a grade was given to)
         return ("empty", "") if not own.strip() else (("cut" if cut else "present"), own)
     answer = "\n\n".join([own.strip(), *below] if own.strip() else below)
