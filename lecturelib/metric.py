@@ -829,12 +829,28 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     """
     X = as_float_array(X, "X", ndim=2)
     _, y_idx = _check_labels(y, X.shape[0])
-    D = euclidean_distances(X, squared=True)
-    np.fill_diagonal(D, np.inf)
-    D[y_idx[:, None] != y_idx[None, :]] = np.inf
-    order = _nearest(D, n_neighbors)
-    pairs = [(i, j) for i in range(X.shape[0]) for j in order[i] if np.isfinite(D[i, j])]
-    return np.array(pairs, dtype=int).reshape(-1, 2)
+    # class by class, a block of rows at a time: memory of one block of distances to the
+    # class, not n x n; each row's candidates are its class members in index order, as
+    # in the n x n matrix with the other classes at infinity, so ties break alike
+    neighbours = np.full((X.shape[0], n_neighbors), -1, dtype=int)
+    for members in (np.flatnonzero(y_idx == c) for c in np.unique(y_idx)):
+        k = min(n_neighbors, members.size - 1)
+        if k == 0:
+            continue
+        block = max(1, _DISTANCE_BLOCK_ENTRIES // members.size)
+        for start in range(0, members.size, block):
+            rows = members[start:start + block]
+            D = euclidean_distances(X[rows], X[members], squared=True)
+            D[np.arange(rows.size), np.arange(start, start + rows.size)] = np.inf
+            order = _nearest(D, k)
+            found = np.isfinite(np.take_along_axis(D, order, axis=1))
+            neighbours[rows, :k] = np.where(found, members[order], -1)
+    i, slot = np.nonzero(neighbours >= 0)
+    return np.column_stack([i, neighbours[i, slot]]).astype(int).reshape(-1, 2)
+
+
+# Entries of one block of distances in lmnn_target_neighbors (32 MB of float64).
+_DISTANCE_BLOCK_ENTRIES = 1 << 22
 
 
 def _lmnn_triplets(targets, y_idx):

@@ -1090,3 +1090,39 @@ def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
                          env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "True"
+
+
+def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
+    """The n x n distance matrix (13 GB here) was built to find 3 neighbours per point:
+    under a 3 GB address-space limit, MemoryError.  The neighbours are found class by
+    class in blocks of rows now; a sample of rows is checked against scikit-learn's
+    NearestNeighbors within each class."""
+    script = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+        "import numpy as np\n"
+        "from lecturelib import metric\n"
+        "rng = np.random.default_rng(0)\n"
+        "y = rng.integers(0, 40, 40_000)\n"
+        "X = rng.normal(size=(40_000, 3))\n"
+        "np.save('targets.npy', metric.lmnn_target_neighbors(X, y, 3))\n")
+    import subprocess
+    import sys
+    import tempfile
+    from sklearn.neighbors import NearestNeighbors
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             env=env, timeout=600, cwd=tmp)
+        assert out.returncode == 0, out.stderr[-2000:]
+        targets = np.load(os.path.join(tmp, "targets.npy"))
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 40, 40_000)
+    X = rng.normal(size=(40_000, 3))
+    assert targets.shape == (120_000, 2)
+    for i in np.random.default_rng(1).choice(40_000, 40, replace=False):
+        members = np.flatnonzero(y == y[i])
+        nn = NearestNeighbors(n_neighbors=4).fit(X[members])
+        expected = members[nn.kneighbors(X[i:i + 1], return_distance=False)[0]]
+        np.testing.assert_array_equal(targets[targets[:, 0] == i, 1], expected[expected != i][:3])
