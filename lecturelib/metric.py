@@ -2215,7 +2215,7 @@ class _MennReduced:
 
 
 def _menn_smoothed_certificate(prob, S, eps):
-    """Relative duality gap at :math:`W = BSB^\top` from the smoothed multipliers
+    r"""Relative duality gap at :math:`W = BSB^\top` from the smoothed multipliers
     :math:`\eta\,\sigma(z/\mu)` of its margins, the best of ``_MENN_CERTIFICATE_SMOOTHINGS``
     (each made dual feasible by :meth:`_MennReduced.dual_bound`, so each bound is valid).
     Cheap (one eigenvalue problem of the basis' size per width), for points far from
