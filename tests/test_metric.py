@@ -1067,14 +1067,27 @@ def test_pairs_drawn_by_rank_are_distinct_of_their_kind_and_uniform(monkeypatch)
     assert len({tuple(p) for p in D}) == 30 and np.all(y[D[:, 0]] != y[D[:, 1]])
 
 
+def _run_within_3_gb(script, cwd=None):
+    """Run ``script`` (which may use ``np`` and ``metric``) in a fresh interpreter limited
+    to 3 GB of address space, on one BLAS thread; returns its standard output."""
+    import subprocess
+    import sys
+
+    prologue = ("import resource\n"
+                "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+                "import numpy as np\n"
+                "from lecturelib import metric\n")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", prologue + script], capture_output=True,
+                         text=True, env=env, timeout=600, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
 def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
     """ITML (n_constraints=80) and MMC (max_pairs=1000) listed all 4.5e8 pairs before
     drawing a few: under a 3 GB address-space limit both raised MemoryError."""
     script = (
-        "import resource\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
-        "import numpy as np\n"
-        "from lecturelib import metric\n"
         "rng = np.random.default_rng(0)\n"
         "y = rng.integers(0, 3, 30_000)\n"
         "X = rng.normal(size=(30_000, 3)) + np.c_[y, -y, np.zeros(30_000)] * 0.8\n"
@@ -1083,13 +1096,7 @@ def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
         "assert itml.pairs_.shape == (80, 2)\n"
         "print(metric.knn_loo_error(X[:3000], y[:3000], 3) > "
         "metric.knn_loo_error(X[:3000], y[:3000], 3, M=itml.metric_))\n")
-    import subprocess
-    import sys
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         env=env, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "True"
+    assert _run_within_3_gb(script).strip() == "True"
 
 
 def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
@@ -1098,24 +1105,15 @@ def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
     class in blocks of rows now; a sample of rows is checked against scikit-learn's
     NearestNeighbors within each class."""
     script = (
-        "import resource\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
-        "import numpy as np\n"
-        "from lecturelib import metric\n"
         "rng = np.random.default_rng(0)\n"
         "y = rng.integers(0, 40, 40_000)\n"
         "X = rng.normal(size=(40_000, 3))\n"
         "np.save('targets.npy', metric.lmnn_target_neighbors(X, y, 3))\n")
-    import subprocess
-    import sys
     import tempfile
     from sklearn.neighbors import NearestNeighbors
 
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     with tempfile.TemporaryDirectory() as tmp:
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                             env=env, timeout=600, cwd=tmp)
-        assert out.returncode == 0, out.stderr[-2000:]
+        _run_within_3_gb(script, cwd=tmp)
         targets = np.load(os.path.join(tmp, "targets.npy"))
     rng = np.random.default_rng(0)
     y = rng.integers(0, 40, 40_000)
