@@ -234,7 +234,7 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     """
     if mu_i > C or mu_j > C:
         raise ValueError(f"the multipliers must lie in [0, C] = [0, {C}], got mu_i={mu_i}, mu_j={mu_j}")
-    if K_ij * K_ij > K_ii * K_jj + 1e-10 * max(K_ii, K_jj) ** 2:
+    if abs(K_ij) > math.sqrt(K_ii) * math.sqrt(K_jj) + 1e-10 * max(K_ii, K_jj):
         raise ValueError(f"K_ij={K_ij} exceeds sqrt(K_ii * K_jj) (K_ii={K_ii}, K_jj={K_jj}): "
                          "the pair's 2 x 2 Gram matrix is not positive semi-definite, so "
                          "these are not kernel values")
