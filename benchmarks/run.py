@@ -312,14 +312,23 @@ NOISE_NOTE = """\
   to 50 times) and the median is reported. Even so, ratios within about 10% of each other
   are not distinguishable here; read the largest sizes, where the times are longest.
 - **Load.** Every row comes from one full run on an otherwise idle machine (26 November
-  2026, the machine named above)."""
+  2026), unless its note below says that it was re-measured alone (`--only`; the kernel
+  version named above is then that run's)."""
 
 TIME_GAP_CAUSES = {
     "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
                        "libsvm's second-order rule, but it has no shrinking, its rows come from "
                        "a Python-level kernel call, and each step is a few NumPy calls (tens "
                        "of microseconds, against about one in libsvm's C++); on separated "
-                       "classes that fixed cost per step is the gap. On overlapping classes at "
+                       "classes that fixed cost per step is the gap: 1,342 SMO steps at 22 "
+                       "microseconds each on the idle machine (30 ms, 7.6x), 42 to 50 under "
+                       "a load average of 7 (47 ms), against libsvm's 1,715 iterations in "
+                       "3 to 4 ms, whose best runs a load barely slows (its own repeats "
+                       "ranged from 3 to 11 ms). The ratio is therefore 7.6x on an idle "
+                       "machine and 14x (this run) to 19x on a busy one; the 15 to 19x of "
+                       "issue 45 were measured under load. This row was re-measured alone (--only) on 28 "
+                       "November 2026, on the same kind of machine, while other sessions kept "
+                       "its one-minute load average between 7 and 11. On overlapping classes at "
                        "C = 1e4 (the 'svm' data, class_sep = 1, 1,000 points) neither side "
                        "finishes: libsvm ran for more than 2 minutes without converging, and "
                        "lecturelib stops at its 100,000-step cap (2.3 s on 26 November 2026) "

@@ -392,9 +392,12 @@ def concentric_rings(n_per_ring=100, radii=(0.0, 1.0, 2.0), noise=0.1, random_st
     >>> print(X.shape, means)
     (200, 2) [1.0, 2.0]
     """
+    if np.ndim(radii) != 1:
+        raise ValueError(f"radii must be a one-dimensional sequence of radii, got an array "
+                         f"of shape {np.shape(radii)}")
     rng = np.random.default_rng(random_state)
     Xs, ys = [], []
-    for j, r in enumerate(radii):
+    for j, r in enumerate(np.asarray(radii, dtype=float)):
         angle = rng.uniform(0, 2 * np.pi, n_per_ring)
         if r == 0:
             pts = noise * rng.normal(size=(n_per_ring, 2))

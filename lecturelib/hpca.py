@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._tolerance import iteration_cap, tightened
 from ._validation import (
+    Elementwise,
     Interval,
     Options,
     as_float_array,
@@ -41,6 +42,8 @@ from ._validation import (
 _POSITIVE = Interval(Real, 0, None, closed="neither")
 _POSITIVE_INT = Interval(Integral, 1, None)
 _UNIT = Interval(Real, 0, 1, closed="neither")
+# an empirical risk, a number or an array of them, each in [0, 1]
+_RISK = [Interval(Real, 0, 1), Elementwise(Interval(Real, 0, 1))]
 
 __all__ = [
     "hpca_weights",
@@ -517,7 +520,7 @@ def best_threshold(sq_dists, same):
 
 @validate_params({"m": [_POSITIVE_INT], "hs_norm": [_POSITIVE], "op_norm": [_POSITIVE],
                   "gamma": [_POSITIVE], "delta": [_UNIT],
-                  "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
+                  "empirical_risk": _RISK})
 def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
     r"""The margin bound for a class of positive operators (Maurer's Theorem 3).
 
@@ -538,7 +541,8 @@ def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
         Margin.
     delta : float in (0, 1), default=0.05
     empirical_risk : float or array_like, default=0.0
-        :math:`\hat R_\gamma`; the bound is returned with the same shape.
+        :math:`\hat R_\gamma`, in [0, 1] (every entry of an array); the bound is
+        returned with the same shape.
 
     See the chapter "Hyperbolic PCA", section "The bounds".
 
@@ -557,7 +561,7 @@ def operator_bound(m, hs_norm, op_norm, gamma, delta=0.05, empirical_risk=0.0):
 
 
 @validate_params({"m": [_POSITIVE_INT], "d": [_POSITIVE_INT], "gamma": [_POSITIVE],
-                  "delta": [_UNIT], "empirical_risk": [Interval(Real, 0, 1), "array-like"]})
+                  "delta": [_UNIT], "empirical_risk": _RISK})
 def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
     r"""The bound for ``d``-dimensional projections (Maurer's Theorem 1).
 
@@ -579,6 +583,7 @@ def hpca_bound(m, d, gamma, delta=0.05, empirical_risk=0.0):
     gamma : float > 0
     delta : float in (0, 1), default=0.05
     empirical_risk : float or array_like, default=0.0
+        In [0, 1] (every entry of an array).
 
     See the chapter "Hyperbolic PCA", section "The bounds".
 
@@ -791,6 +796,16 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
             grad = (D * (a * slope * r / g)[:, None]).T @ D
             return float(a @ val), 0.5 * (grad + grad.T)
 
+        def scales():
+            # the loss's curvature is about (squared distance)^2 / (gamma * smoothing):
+            # either a tiny gamma or smoothing, or huge distances, can put it out of range
+            with np.errstate(over="ignore"):
+                largest = float(np.max(np.sum(D * D, axis=1)))
+            return (f"largest squared pair distance {largest:.3g}, gamma={g:g}, "
+                    f"smoothing={mu:g}")
+
+        advice = ("raise gamma or smoothing if they are tiny against the squared pair "
+                  "distances, else scale X towards 1")
         T = np.zeros((p, p))
         Y, t_k, L = T.copy(), 1.0, 1.0
         f_prev = np.inf
@@ -801,8 +816,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
             if not (np.isfinite(fY) and np.all(np.isfinite(gY))):
                 raise ValueError(
                     f"PositiveOperatorLearner broke down at iteration {it}: the smoothed loss "
-                    "or its gradient is not finite (the squared pair distances overflow "
-                    "float64); scale X towards 1 first")
+                    f"or its gradient is not finite ({scales()}); {advice}")
             L = max(L / 2.0, 1e-12)
             while True:
                 T_new = _project_psd_ball(Y - gY / L, B)
@@ -815,8 +829,8 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
                     # backtracking would never end
                     raise ValueError(
                         f"PositiveOperatorLearner broke down at iteration {it}: the line "
-                        f"search found no step (the loss there is {f_new}); scale X towards "
-                        "1 first")
+                        f"search found no step (the loss there is {f_new}; {scales()}); "
+                        f"{advice}")
                 L *= 2.0
             gap = L * float(np.sqrt(np.sum(step**2)))
             if f_new > f_prev:  # adaptive restart: drop the momentum

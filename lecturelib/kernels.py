@@ -50,6 +50,7 @@ def _pair(X, Y):
 _DEGREE = Interval(Integral, 1, None)
 _OFFSET = Interval(Real, 0, None)
 _GAMMA = Interval(Real, 0, None, closed="neither")
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 # explicit feature maps are refused beyond this many entries (n_samples x dimension)
 MAX_FEATURE_ENTRIES = 10_000_000
 
@@ -151,7 +152,8 @@ def polynomial_kernel(X, Y=None, degree=2, coef0=0.0, gamma=1.0):
     gamma = _gamma_value(gamma, X.shape[1])
     with np.errstate(over="ignore", invalid="ignore"):
         values = (gamma * (X @ Y.T) + float(coef0)) ** int(degree)
-    return _finite_values(values, "polynomial_kernel", "lower the degree or scale X down")
+    return _finite_values(values, "polynomial_kernel", f"lower the degree ({int(degree)}), gamma "
+                          f"({gamma:g}) or coef0 ({float(coef0):g}), or scale X down")
 
 
 def _squared_distances(X, Y):
@@ -597,8 +599,10 @@ def rbf_feature_map(X, max_degree, gamma=0.5):
             try:
                 coef = math.sqrt((2 * gamma) ** j / math.factorial(j))
             except OverflowError:
-                # both parts overflow a float long before their ratio: in logs
-                coef = math.exp(0.5 * (j * math.log(2 * gamma) - math.lgamma(j + 1)))
+                # both parts overflow a float long before their ratio: in logs (and an
+                # infinite coefficient, refused below, where the ratio overflows too)
+                log_coef = 0.5 * (j * (math.log(2.0) + math.log(gamma)) - math.lgamma(j + 1))
+                coef = math.exp(log_coef) if log_coef < _LOG_FLOAT_MAX else math.inf
             blocks.append(coef * polynomial_feature_map(X, j))
         values = scale * np.concatenate(blocks, axis=1)
     return _finite_values(values, "rbf_feature_map", "lower max_degree or gamma, or scale X down")

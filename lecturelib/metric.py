@@ -513,6 +513,91 @@ def _class_pairs(y_idx):
     return np.column_stack([i[same], j[same]]), np.column_stack([i[~same], j[~same]])
 
 
+# Up to this many pairs i < j, MMC and ITML list them all and sample from the list (as
+# before, so that their results are unchanged; about 5,800 points).  Beyond, they draw
+# pairs by rank (:class:`_ClassPairRanks`) without listing them: n = 30,000 has 4.5e8.
+_PAIR_LISTING_MAX = 1 << 24
+
+
+class _ClassPairRanks:
+    """The pairs ``i < j`` of one kind (same class, or different classes) in the order of
+    :func:`_class_pairs` (row-major), addressed by rank without listing them: O(n) memory.
+
+    Row ``i`` has ``s_i`` similar partners ``j > i`` (its class members after it) and
+    ``d_i = n - 1 - i - s_i`` dissimilar ones; a rank falls in the row where the cumulative
+    count passes it.  The ``t``-th dissimilar partner of ``i`` is the element of index
+    ``i - p_i + t`` of the complement of ``i``'s class (``p_i`` its rank in the class),
+    found by a binary search on the class positions.
+    """
+
+    def __init__(self, y_idx):
+        n = y_idx.size
+        self.order = np.argsort(y_idx, kind="stable")          # class members, ascending
+        sizes = np.bincount(y_idx)
+        self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        self.sizes, self.y = sizes, y_idx
+        self.pos = np.empty(n, dtype=np.int64)
+        self.pos[self.order] = np.arange(n) - self.starts[y_idx[self.order]]
+        similar = sizes[y_idx] - 1 - self.pos
+        dissimilar = (n - 1 - np.arange(n)) - similar
+        self.per_row = {True: similar, False: dissimilar}
+        self.cumulative = {True: np.cumsum(similar), False: np.cumsum(dissimilar)}
+
+    def count(self, similar):
+        return int(self.cumulative[similar][-1]) if self.y.size else 0
+
+    def pairs(self, ranks, similar):
+        """The pairs of the given ranks (an int array), shape (len(ranks), 2)."""
+        ranks = np.asarray(ranks, dtype=np.int64)
+        cum = self.cumulative[similar]
+        i = np.searchsorted(cum, ranks, side="right")
+        t = ranks - (cum[i] - self.per_row[similar][i])
+        c = self.y[i]
+        if similar:
+            j = self.order[self.starts[c] + self.pos[i] + 1 + t]
+        else:
+            m = i - self.pos[i] + t                  # index in the complement of class c
+            j = np.empty_like(m)
+            for cls in np.unique(c):
+                rows = c == cls
+                members = self.order[self.starts[cls]:self.starts[cls] + self.sizes[cls]]
+                before = members - np.arange(members.size)   # complement elements before each
+                j[rows] = m[rows] + np.searchsorted(before, m[rows], side="right")
+        return np.column_stack([i, j])
+
+
+def _distinct_ranks(rng, n_ranks, k, accept=None, max_rounds=100):
+    """Up to ``k`` distinct ranks in ``[0, n_ranks)``, drawn uniformly without replacement
+    (repeated draws are dropped; ``accept`` may reject ranks too), in O(k) memory."""
+    out = np.empty(0, dtype=np.int64)
+    for _ in range(max_rounds):
+        if out.size >= k:
+            break
+        draw = rng.randint(0, n_ranks, size=max(2 * (k - out.size), 16), dtype=np.int64)
+        if accept is not None:
+            draw = draw[accept(draw)]
+        both = np.concatenate([out, draw])
+        first = np.sort(np.unique(both, return_index=True)[1])
+        out = both[first][:k]
+    return out
+
+
+def _sampled_class_pairs(index, similar, k, rng, accept=None):
+    """Up to ``k`` distinct pairs of one kind drawn uniformly without listing them all
+    (all of them when there are at most ``k``, or at most ``_PAIR_LISTING_MAX``, filtered
+    by ``accept``, a function of the pairs)."""
+    total = index.count(similar)
+    keep = (lambda ranks: accept(index.pairs(ranks, similar))) if accept else None
+    if total <= max(k, _PAIR_LISTING_MAX):
+        ranks = np.arange(total)
+        if keep is not None:
+            ranks = ranks[keep(ranks)]
+        if ranks.size > k:
+            ranks = ranks[rng.choice(ranks.size, k, replace=False)]
+        return index.pairs(ranks, similar)
+    return index.pairs(_distinct_ranks(rng, total, k, keep), similar)
+
+
 class MMC(_MetricTransformer):
     r"""Mahalanobis metric for clustering (Xing, Ng, Jordan and Russell, 2002).
 
@@ -603,14 +688,20 @@ class MMC(_MetricTransformer):
         """Learn ``metric_`` from labelled data; returns ``self``."""
         check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        similar, dissimilar = _class_pairs(y_idx)
-        if self.max_pairs is not None:
-            k = int(self.max_pairs)
-            rng = check_random_state(self.random_state)
-            if similar.shape[0] > k:
-                similar = similar[rng.choice(similar.shape[0], k, replace=False)]
-            if dissimilar.shape[0] > k:
-                dissimilar = dissimilar[rng.choice(dissimilar.shape[0], k, replace=False)]
+        n = y_idx.size
+        if self.max_pairs is None or n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
+            similar, dissimilar = _class_pairs(y_idx)
+            if self.max_pairs is not None:
+                k = int(self.max_pairs)
+                rng = check_random_state(self.random_state)
+                if similar.shape[0] > k:
+                    similar = similar[rng.choice(similar.shape[0], k, replace=False)]
+                if dissimilar.shape[0] > k:
+                    dissimilar = dissimilar[rng.choice(dissimilar.shape[0], k, replace=False)]
+        else:   # too many pairs to list: draw them by rank
+            index, rng = _ClassPairRanks(y_idx), check_random_state(self.random_state)
+            similar = _sampled_class_pairs(index, True, int(self.max_pairs), rng)
+            dissimilar = _sampled_class_pairs(index, False, int(self.max_pairs), rng)
         if similar.shape[0] == 0:
             raise ValueError("MMC needs at least one pair of points with the same label")
         dd = X[dissimilar[:, 0]] - X[dissimilar[:, 1]]
@@ -738,12 +829,28 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     """
     X = as_float_array(X, "X", ndim=2)
     _, y_idx = _check_labels(y, X.shape[0])
-    D = euclidean_distances(X, squared=True)
-    np.fill_diagonal(D, np.inf)
-    D[y_idx[:, None] != y_idx[None, :]] = np.inf
-    order = _nearest(D, n_neighbors)
-    pairs = [(i, j) for i in range(X.shape[0]) for j in order[i] if np.isfinite(D[i, j])]
-    return np.array(pairs, dtype=int).reshape(-1, 2)
+    # class by class, a block of rows at a time: memory of one block of distances to the
+    # class, not n x n; each row's candidates are its class members in index order, as
+    # in the n x n matrix with the other classes at infinity, so ties break alike
+    neighbours = np.full((X.shape[0], n_neighbors), -1, dtype=int)
+    for members in (np.flatnonzero(y_idx == c) for c in np.unique(y_idx)):
+        k = min(n_neighbors, members.size - 1)
+        if k == 0:
+            continue
+        block = max(1, _DISTANCE_BLOCK_ENTRIES // members.size)
+        for start in range(0, members.size, block):
+            rows = members[start:start + block]
+            D = euclidean_distances(X[rows], X[members], squared=True)
+            D[np.arange(rows.size), np.arange(start, start + rows.size)] = np.inf
+            order = _nearest(D, k)
+            found = np.isfinite(np.take_along_axis(D, order, axis=1))
+            neighbours[rows, :k] = np.where(found, members[order], -1)
+    i, slot = np.nonzero(neighbours >= 0)
+    return np.column_stack([i, neighbours[i, slot]]).astype(int).reshape(-1, 2)
+
+
+# Entries of one block of distances in lmnn_target_neighbors (32 MB of float64).
+_DISTANCE_BLOCK_ENTRIES = 1 << 22
 
 
 def _lmnn_triplets(targets, y_idx):
@@ -1323,15 +1430,30 @@ class ITML(_MetricTransformer):
         rng = check_random_state(self.random_state)
         n_pairs = (20 * self.classes_.size**2 if self.n_constraints is None
                    else int(self.n_constraints))
-        similar, dissimilar = _class_pairs(y_idx)
-        similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
-        dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
-        if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
-            raise ValueError("ITML needs distinct pairs both within a class and across classes")
-        n_sim = min((n_pairs + 1) // 2, similar.shape[0])
-        n_dis = min(n_pairs - n_pairs // 2 if n_pairs > 1 else 1, dissimilar.shape[0])
-        similar = similar[rng.choice(similar.shape[0], n_sim, replace=False)]
-        dissimilar = dissimilar[rng.choice(dissimilar.shape[0], n_dis, replace=False)]
+        n = y_idx.size
+        want_sim = (n_pairs + 1) // 2
+        want_dis = n_pairs - n_pairs // 2 if n_pairs > 1 else 1
+        if n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
+            similar, dissimilar = _class_pairs(y_idx)
+            similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
+            dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
+            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
+                raise ValueError("ITML needs distinct pairs both within a class and across classes")
+            n_sim = min(want_sim, similar.shape[0])
+            n_dis = min(want_dis, dissimilar.shape[0])
+            similar = similar[rng.choice(similar.shape[0], n_sim, replace=False)]
+            dissimilar = dissimilar[rng.choice(dissimilar.shape[0], n_dis, replace=False)]
+        else:   # too many pairs to list: draw them by rank, rejecting pairs of equal points
+            index = _ClassPairRanks(y_idx)
+
+            def distinct(P):
+                return np.any(X[P[:, 0]] != X[P[:, 1]], axis=1)
+
+            similar = _sampled_class_pairs(index, True, want_sim, rng, distinct)
+            dissimilar = _sampled_class_pairs(index, False, want_dis, rng, distinct)
+            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
+                raise ValueError("ITML needs distinct pairs both within a class and across classes")
+            n_sim, n_dis = similar.shape[0], dissimilar.shape[0]
         pairs = np.vstack([similar, dissimilar])
         delta = np.r_[np.ones(n_sim), -np.ones(n_dis)]
         V, s = _itml_unit_differences(X, pairs)
@@ -2093,7 +2215,7 @@ class _MennReduced:
 
 
 def _menn_smoothed_certificate(prob, S, eps):
-    """Relative duality gap at :math:`W = BSB^\top` from the smoothed multipliers
+    r"""Relative duality gap at :math:`W = BSB^\top` from the smoothed multipliers
     :math:`\eta\,\sigma(z/\mu)` of its margins, the best of ``_MENN_CERTIFICATE_SMOOTHINGS``
     (each made dual feasible by :meth:`_MennReduced.dual_bound`, so each bound is valid).
     Cheap (one eigenvalue problem of the basis' size per width), for points far from

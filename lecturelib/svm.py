@@ -185,8 +185,8 @@ def kkt_violation(mu, y, K, C, intercept):
     "y_j": [_SIGN],
     "E_i": [_REAL],
     "E_j": [_REAL],
-    "K_ii": [_REAL],
-    "K_jj": [_REAL],
+    "K_ii": [_MU],
+    "K_jj": [_MU],
     "K_ij": [_REAL],
     "C": [_C],
 })
@@ -210,7 +210,11 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     y_i, y_j : {-1, +1}
     E_i, E_j : float
         Errors :math:`f(x_t) - y_t` at the current multipliers (any intercept: it cancels).
-    K_ii, K_jj, K_ij : float
+    K_ii, K_jj : float >= 0
+        Kernel values :math:`k(x_i, x_i)` and :math:`k(x_j, x_j)`.
+    K_ij : float
+        :math:`k(x_i, x_j)`, with :math:`K_{ij}^2 \le K_{ii}K_{jj}` (the pair's 2 x 2
+        Gram matrix is positive semi-definite).
     C : float
 
     Returns
@@ -230,6 +234,10 @@ def smo_pair_update(mu_i, mu_j, y_i, y_j, E_i, E_j, K_ii, K_jj, K_ij, C):
     """
     if mu_i > C or mu_j > C:
         raise ValueError(f"the multipliers must lie in [0, C] = [0, {C}], got mu_i={mu_i}, mu_j={mu_j}")
+    if abs(K_ij) > math.sqrt(K_ii) * math.sqrt(K_jj) + 1e-10 * max(K_ii, K_jj):
+        raise ValueError(f"K_ij={K_ij} exceeds sqrt(K_ii * K_jj) (K_ii={K_ii}, K_jj={K_jj}): "
+                         "the pair's 2 x 2 Gram matrix is not positive semi-definite, so "
+                         "these are not kernel values")
     if y_i == y_j:
         low, high = max(0.0, mu_i + mu_j - C), min(C, mu_i + mu_j)
     else:

@@ -387,6 +387,33 @@ CASES = [
      "polynomial_kernel: the values overflow"),
     ("kernels.rbf_feature_map too many features",
      lambda: kernels.rbf_feature_map(X_OK, 10**4), ValueError, "max_degree=10000 gives"),
+    # issue 45's fuzz: out-of-domain values that were accepted, an OverflowError, and
+    # messages that blamed X for what gamma caused
+    ("hpca.hpca_bound NumPy-scalar risk above 1",
+     lambda: hpca.hpca_bound(10000, 5, 0.1, empirical_risk=np.float64(1.5)), ValueError,
+     r"empirical_risk=np.float64\(1.5\) is not valid.*in \[0, 1\]"),
+    ("hpca.operator_bound array risk outside [0, 1]",
+     lambda: hpca.operator_bound(100, 1.0, 1.0, 0.1, empirical_risk=np.array([0.2, -0.1])),
+     ValueError, r"empirical_risk=array\(\[ 0.2, -0.1\]\) is not valid"),
+    ("svm.smo_pair_update negative K_ii",
+     lambda: svm.smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0, 1.0, -1.0, 1.0, 0.0, C=1.0),
+     ValueError, "K_ii=-1.0 is not valid"),
+    ("svm.smo_pair_update K_ij beyond Cauchy-Schwarz",
+     lambda: svm.smo_pair_update(0.0, 0.0, 1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 3.0, C=1.0),
+     ValueError, r"K_ij=3.0 exceeds sqrt\(K_ii \* K_jj\)"),
+    ("datasets.concentric_rings two-dimensional radii",
+     lambda: datasets.concentric_rings(5, radii=[[1.0]]), ValueError,
+     r"radii must be a one-dimensional sequence of radii, got an array of shape \(1, 1\)"),
+    ("kernels.rbf_feature_map huge gamma",
+     lambda: kernels.rbf_feature_map(X_OK, 5, gamma=1e300), ValueError,
+     "rbf_feature_map: the values overflow.*lower max_degree or gamma"),
+    ("kernels.polynomial_kernel overflow from gamma",
+     lambda: kernels.polynomial_kernel(X_OK, gamma=1e300, degree=3), ValueError,
+     r"lower the degree \(3\), gamma \(1e\+300\) or coef0"),
+    ("hpca.PositiveOperatorLearner tiny gamma",
+     fit(hpca.PositiveOperatorLearner(gamma=1e-300),
+         np.random.default_rng(0).normal(size=(12, 3)), np.repeat([0, 1, 2], 4)),
+     ValueError, r"gamma=1e-300, smoothing=0.001\); raise gamma or smoothing"),
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import cvxpy as cp
@@ -1026,3 +1027,100 @@ def test_menn_zero_metric_certificate_agrees_with_cvxpy_where_w_zero_is_optimal(
     ref = metric.MetricEmbeddingNN(kernel="linear", solver="cvxpy").fit(X * 1e-3, y)
     assert ours.objective_ == pytest.approx(ref.objective_, rel=1e-6)
     assert ours.objective_ <= ref.objective_ * (1 + 1e-9)
+
+
+# ----------------------------------------------------------------------------- pairs at scale
+
+
+@pytest.mark.parametrize("n, n_classes", [(1, 1), (2, 2), (7, 3), (50, 4), (301, 7)])
+def test_pairs_addressed_by_rank_are_the_listed_pairs_in_order(n, n_classes):
+    y = np.unique(np.random.default_rng(n).integers(0, n_classes, n), return_inverse=True)[1]
+    similar, dissimilar = metric._class_pairs(y)
+    index = metric._ClassPairRanks(y)
+    for kind, listed in ((True, similar), (False, dissimilar)):
+        assert index.count(kind) == len(listed)
+        np.testing.assert_array_equal(index.pairs(np.arange(len(listed)), kind).reshape(-1, 2),
+                                      listed.reshape(-1, 2))
+
+
+def test_pairs_drawn_by_rank_are_distinct_of_their_kind_and_uniform(monkeypatch):
+    """Beyond the listing limit (lowered here) pairs are drawn by rank: every pair of the
+    kind asked, none twice, each equally likely (2,000 draws of 10 of the 45 similar pairs:
+    every count within 5 standard deviations of its mean, 444)."""
+    monkeypatch.setattr(metric, "_PAIR_LISTING_MAX", 10)
+    y = np.repeat([0, 1, 2], [10, 6, 4])
+    index = metric._ClassPairRanks(y)
+    rng = np.random.RandomState(0)
+    counts = {}
+    for _ in range(2000):
+        P = metric._sampled_class_pairs(index, True, 10, rng)
+        assert len({tuple(p) for p in P}) == 10 and np.all(y[P[:, 0]] == y[P[:, 1]])
+        assert np.all(P[:, 0] < P[:, 1])
+        for p in map(tuple, P):
+            counts[p] = counts.get(p, 0) + 1
+    n_similar = 45 + 15 + 6
+    assert len(counts) == n_similar
+    mean = 2000 * 10 / n_similar
+    sd = np.sqrt(2000 * (10 / n_similar) * (1 - 10 / n_similar))
+    assert all(abs(c - mean) < 5 * sd for c in counts.values())
+    D = metric._sampled_class_pairs(index, False, 30, rng)
+    assert len({tuple(p) for p in D}) == 30 and np.all(y[D[:, 0]] != y[D[:, 1]])
+
+
+def _run_within_3_gb(script, cwd=None):
+    """Run ``script`` (which may use ``np`` and ``metric``) in a fresh interpreter limited
+    to 3 GB of address space, on one BLAS thread; returns its standard output."""
+    import subprocess
+    import sys
+
+    prologue = ("import resource\n"
+                "resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))\n"
+                "import numpy as np\n"
+                "from lecturelib import metric\n")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", prologue + script], capture_output=True,
+                         text=True, env=env, timeout=600, cwd=cwd)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
+    """ITML (n_constraints=80) and MMC (max_pairs=1000) listed all 4.5e8 pairs before
+    drawing a few: under a 3 GB address-space limit both raised MemoryError."""
+    script = (
+        "rng = np.random.default_rng(0)\n"
+        "y = rng.integers(0, 3, 30_000)\n"
+        "X = rng.normal(size=(30_000, 3)) + np.c_[y, -y, np.zeros(30_000)] * 0.8\n"
+        "mmc = metric.MMC(max_pairs=1000, random_state=0).fit(X, y)\n"
+        "itml = metric.ITML(n_constraints=80, random_state=0).fit(X, y)\n"
+        "assert itml.pairs_.shape == (80, 2)\n"
+        "print(metric.knn_loo_error(X[:3000], y[:3000], 3) > "
+        "metric.knn_loo_error(X[:3000], y[:3000], 3, M=itml.metric_))\n")
+    assert _run_within_3_gb(script).strip() == "True"
+
+
+def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
+    """The n x n distance matrix (13 GB here) was built to find 3 neighbours per point:
+    under a 3 GB address-space limit, MemoryError.  The neighbours are found class by
+    class in blocks of rows now; a sample of rows is checked against scikit-learn's
+    NearestNeighbors within each class."""
+    script = (
+        "rng = np.random.default_rng(0)\n"
+        "y = rng.integers(0, 40, 40_000)\n"
+        "X = rng.normal(size=(40_000, 3))\n"
+        "np.save('targets.npy', metric.lmnn_target_neighbors(X, y, 3))\n")
+    import tempfile
+    from sklearn.neighbors import NearestNeighbors
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _run_within_3_gb(script, cwd=tmp)
+        targets = np.load(os.path.join(tmp, "targets.npy"))
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 40, 40_000)
+    X = rng.normal(size=(40_000, 3))
+    assert targets.shape == (120_000, 2)
+    for i in np.random.default_rng(1).choice(40_000, 40, replace=False):
+        members = np.flatnonzero(y == y[i])
+        nn = NearestNeighbors(n_neighbors=4).fit(X[members])
+        expected = members[nn.kneighbors(X[i:i + 1], return_distance=False)[0]]
+        np.testing.assert_array_equal(targets[targets[:, 0] == i, 1], expected[expected != i][:3])
