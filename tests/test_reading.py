@@ -369,10 +369,17 @@ def figure_names(path: Path) -> list[str]:
 
 
 def table_names(path: Path) -> list[str]:
+    """Names of the tables in the Markdown and of those code cells show (a MyST table
+    directive in a text/markdown output, tests/test_tables.py)."""
     found = []
     for _, _, source in cells(path, "markdown"):
         for block in re.findall(r"```\{table\}.*?```", source, re.S):
             found += TABLE_NAME.findall(block)
+    for _, cell, _ in cells(path, "code"):
+        for out in cell.get("outputs", []):
+            shown = "".join(out.get("data", {}).get("text/markdown", ""))
+            if shown.startswith("```{table}"):
+                found += TABLE_NAME.findall(shown)
     return found
 
 
