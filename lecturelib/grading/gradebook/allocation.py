@@ -6,6 +6,9 @@
   first (by a fresh grader) or last (by a tired one).
 - **Shares.** With graders named (``serve --graders "Ann Lee,Bo Chen"``), that order is
   dealt round-robin, so each grader's share is a fair sample of the class.
+- **Anonymous numbers.** In anonymous mode the app calls each student "Student N", with
+  N drawn at random the first time and stored (``anonymous_numbers``), so that a number
+  names the same student after a restart and says nothing about the name.
 - **Double marking.** A sample of ``percent`` % of each question's answers, chosen by
   another hash, also gets a blind second mark from the next grader in the rotation, who
   is not shown the first.  :func:`disagreements` lists the answers where the two differ,
@@ -18,6 +21,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import secrets
 
 import numpy as np
 
@@ -29,6 +33,9 @@ CREATE TABLE IF NOT EXISTS second_marks (
     assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
     grader TEXT NOT NULL, applied TEXT NOT NULL, adjustment REAL NOT NULL,
     answer_sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
+CREATE TABLE IF NOT EXISTS anonymous_numbers (
+    assignment TEXT NOT NULL, student TEXT NOT NULL, number INTEGER NOT NULL,
+    PRIMARY KEY (assignment, student), UNIQUE (assignment, number));
 """
 
 
@@ -39,6 +46,27 @@ def _rank(salt: str, assignment: str, qid: str, student: str) -> str:
 def fair_order(assignment: str, qid: str, students) -> list[str]:
     """``students`` in the question's fixed pseudo-random order."""
     return sorted(students, key=lambda s: _rank("order", assignment, qid, s))
+
+
+def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:
+    """Each of ``students``' number in anonymous mode: stored, so the same on every restart;
+    students never numbered before get the next numbers, in a random order."""
+    create_table(db)
+
+    def stored() -> dict[str, int]:
+        return dict(db.execute("SELECT student, number FROM anonymous_numbers WHERE assignment=?",
+                               (assignment,)).fetchall())
+
+    numbers = stored()
+    new = [s for s in dict.fromkeys(students) if s not in numbers]
+    if new:
+        secrets.SystemRandom().shuffle(new)
+        first = max(numbers.values(), default=0) + 1
+        with db:
+            db.executemany("INSERT OR IGNORE INTO anonymous_numbers VALUES (?, ?, ?)",
+                           [(assignment, s, first + i) for i, s in enumerate(new)])
+        numbers = stored()
+    return {s: numbers[s] for s in students}
 
 
 def shares(assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
@@ -109,7 +137,7 @@ def _pairs(db, assignment: str, qid: str | None = None) -> list[dict]:
     out = []
     for question, student, grader, applied, adjustment, sha in rows:
         first = manual.grade_state(db, assignment, student, question)
-        if first["version"] == 0 or first["stale"] or sha != manual.answer_sha(first["answer"]):
+        if not first["graded"] or sha != manual.answer_sha(first["answer"]):
             continue
         items = manual.rubric(db, assignment, question)
         second_score = manual.written_score(json.loads(applied), items, adjustment, first["max"])

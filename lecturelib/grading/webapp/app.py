@@ -27,7 +27,12 @@ Security, in the order a request meets it:
   answer is looked up, and the gradebook's messages name assignments and questions only.
 
 Students are named in URLs and requests by an opaque id (an HMAC of the name with a key
-made at start), never by their names; anonymous mode shows "Student N" in their place.
+made at start), never by their names; anonymous mode shows "Student N" in their place (a
+number stored in the gradebook, the same after a restart), otherwise the roster's name
+(``serve --roster``) or the LMS id.  The answers of a question come in its fair order
+(:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
+(``serve --graders``).  The grader's name travels in a cookie, percent-encoded, and is
+checked (:func:`..gradebook.manual.grader_name`) every time it is read.
 """
 
 from __future__ import annotations
@@ -39,13 +44,13 @@ import json
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
-from ..gradebook import manual
+from ..gradebook import allocation, manual
 from ..gradebook.store import Gradebook
 from .render import BudgetedRenderer
 
@@ -72,7 +77,8 @@ class Context:
     """What every handler shares: the gradebook, the token, the key of student ids."""
 
     def __init__(self, gradebook_path, token: str, anonymous: bool, allowed_hosts: set[str],
-                 renderer: BudgetedRenderer | None = None):
+                 renderer: BudgetedRenderer | None = None, *, roster=None, graders=(),
+                 double_mark: float = 0.0):
         self.book = Gradebook(gradebook_path)
         self.token = token
         self.session = secrets.token_urlsafe(32)  # the cookie's value: not the token
@@ -83,16 +89,33 @@ class Context:
         self.key = secrets.token_bytes(32)
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(default=True))
+        self.names = roster_names(roster) if roster is not None else {}
+        self.graders = list(graders)
+        self.double_mark = double_mark
 
     def sid(self, student: str) -> str:
         return hmac.new(self.key, student.encode(), hashlib.sha256).hexdigest()[:16]
 
-    def roster(self, assignment: str) -> list[tuple[str, str, str]]:
-        """``(sid, student, label)`` in grading order: by name, or by id when anonymous."""
-        names = manual.students(self.book.db, assignment)
-        rows = sorted(((self.sid(s), s) for s in names),
-                      key=lambda r: r[0] if self.anonymous else r[1])
-        return [(sid, s, f"Student {i + 1}" if self.anonymous else s) for i, (sid, s) in enumerate(rows)]
+    def labels(self, assignment: str) -> dict[str, str]:
+        """What the pages call each student: "Student N" when anonymous, else the roster's
+        name, or the id when the roster has none."""
+        students = manual.students(self.book.db, assignment)
+        if self.anonymous:
+            numbers = allocation.anonymous_numbers(self.book.db, assignment, students)
+            return {s: f"Student {numbers[s]}" for s in students}
+        return {s: self.names.get(s, s) for s in students}
+
+    def order(self, assignment: str, qid: str) -> list[tuple[str, str, str]]:
+        """``(sid, student, label)`` of every answer of ``qid``, in the question's fair order."""
+        labels = self.labels(assignment)
+        return [(self.sid(s), s, labels[s]) for s in allocation.fair_order(assignment, qid, labels)]
+
+
+def roster_names(roster) -> dict[str, str]:
+    """id -> the roster's name; a name two students share gets the id added."""
+    names = {s.id: s.name for s in roster if s.name}
+    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {i: f"{n} ({i})" if n in shared else n for i, n in names.items()}
 
 
 class Base(tornado.web.RequestHandler):
@@ -115,9 +138,9 @@ class Base(tornado.web.RequestHandler):
         by_address = given is not None and hmac.compare_digest(given.encode(), self.ctx.token.encode())
         if by_address:
             self.set_cookie(TOKEN_COOKIE, self.ctx.session, httponly=True, samesite="Strict", path="/")
-            grader = self.get_query_argument("grader", None)
-            if grader is not None and manual.GRADER_NAME.match(grader):
-                self.set_cookie(GRADER_COOKIE, grader, samesite="Strict", path="/")
+            grader = manual.grader_name(self.get_query_argument("grader", None))
+            if grader is not None:
+                self.set_grader(grader)
             if self.request.method == "GET":
                 # the token leaves the address bar; the change key goes to the page's script
                 self.redirect(f"{self.request.path}#key={self.ctx.change_key}")
@@ -139,10 +162,14 @@ class Base(tornado.web.RequestHandler):
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(f"{status_code}: {reason}\n")
 
+    def set_grader(self, name: str) -> None:
+        """Keep the grader's name (already checked) in a cookie, percent-encoded: a cookie
+        holds no space nor any letter beyond ASCII."""
+        self.set_cookie(GRADER_COOKIE, quote(name, safe=""), samesite="Strict", path="/")
+
     @property
     def grader(self) -> str:
-        name = self.get_cookie(GRADER_COOKIE) or ""
-        return name if manual.GRADER_NAME.match(name) else "grader"
+        return manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) or "grader"
 
     def page(self, template: str, **values):
         values.update(grader=self.grader, xsrf=self.xsrf_token.decode(), anonymous=self.ctx.anonymous)
@@ -168,7 +195,10 @@ class Index(Base):
             for q in manual.questions(db, a):
                 graded, total = manual.progress(db, a, q["id"])
                 rows.append({"assignment": a, **q, "graded": graded, "total": total})
-        self.page("index.html", rows=rows, assignments=manual.assignments(db))
+        done = self.get_query_argument("done", "")
+        self.page("index.html", rows=rows, assignments=manual.assignments(db),
+                  done=done if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", done) else "",
+                  share=", ".join(self.ctx.graders) if self.grader in self.ctx.graders else "")
 
 
 class Grade(Base):
@@ -176,7 +206,7 @@ class Grade(Base):
         assignment = self.assignment(assignment)
         db = self.ctx.book.db
         question = self.question(assignment, qid)
-        roster = self.ctx.roster(assignment)
+        roster = self.ctx.order(assignment, qid)
         index = int(position) - 1
         if not 0 <= index < len(roster):
             raise tornado.web.HTTPError(404, reason="No such answer")
@@ -194,12 +224,39 @@ class Grade(Base):
                   answer_html=answer_html, note=note, model_html=model_html,
                   graded=graded, total=total, position=index + 1, count=len(roster),
                   previous=base + str(index) if index else "",
-                  next=base + str(index + 2) if index + 1 < len(roster) else "")
+                  next=base + str(index + 2) if index + 1 < len(roster) else "",
+                  next_ungraded=f"/next/{assignment}/{qid}" if question["kind"] == "written" else "",
+                  below=state["reason"].endswith(BELOW))
+
+
+BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
+
+
+class NextUngraded(Base):
+    """The next answer the grader should grade (:func:`..gradebook.allocation.next_ungraded`):
+    in their share with ``serve --graders``, else in the whole question."""
+
+    def get(self, assignment, qid):
+        assignment = self.assignment(assignment)
+        qid = self.question(assignment, qid)["id"]
+        mine = self.grader in self.ctx.graders
+        try:
+            student = allocation.next_ungraded(
+                self.ctx.book.db, assignment, qid, grader=self.grader if mine else None,
+                graders=self.ctx.graders if mine else None, percent=self.ctx.double_mark if mine else 0)
+        except GradingError:
+            student = None
+        order = [s for _, s, _ in self.ctx.order(assignment, qid)]
+        if student is None or student not in order:
+            self.redirect(f"/?done={assignment}/{qid}")
+            return
+        self.redirect(f"/grade/{assignment}/{qid}/{order.index(student) + 1}")
 
 
 def client_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
     keys = ("applied", "comment", "adjustment", "adjustment_reason", "override", "override_reason",
-            "version", "score", "pending", "stale", "grader", "updated_at", "max", "kind")
+            "version", "score", "pending", "stale", "grader", "updated_at", "max", "kind",
+            "graded", "decided")
     return {"sid": sid, "assignment": assignment, "question": qid,
             "answer_sha": manual.answer_sha(state["answer"]), **{k: state[k] for k in keys}}
 
@@ -217,7 +274,7 @@ class Stats(Base):
 class Audit(Base):
     def get(self, assignment):
         assignment = self.assignment(assignment)
-        labels = {student: label for _, student, label in self.ctx.roster(assignment)}
+        labels = self.ctx.labels(assignment)
         entries = manual.audit_log(self.ctx.book.db, assignment)
         for e in entries:
             e["label"] = labels.get(e["student"], "") if e["student"] else ""
@@ -246,7 +303,8 @@ class Api(Base):
     def target(self, data) -> tuple[str, str, str, str]:
         assignment = self.assignment(str(data.get("assignment")))
         qid = self.question(assignment, data.get("question"))["id"]
-        found = [(sid, s) for sid, s, _ in self.ctx.roster(assignment) if sid == data.get("sid")]
+        found = [(self.ctx.sid(s), s) for s in manual.students(self.ctx.book.db, assignment)
+                 if self.ctx.sid(s) == data.get("sid")]
         if not found:
             raise tornado.web.HTTPError(404, reason="No such answer")
         return assignment, qid, found[0][1], found[0][0]
@@ -289,7 +347,8 @@ class GradeApi(Api):
                                       version=version, shown_sha=shown, applied=data.get("applied"),
                                       comment=data.get("comment", ""),
                                       adjustment=data.get("adjustment", 0),
-                                      adjustment_reason=data.get("adjustment_reason", ""))
+                                      adjustment_reason=data.get("adjustment_reason", ""),
+                                      confirmed=data.get("confirm") is True)
             return client_state(state, sid, assignment, qid)
         self.run(self._wrap(change, assignment, student, qid, sid))
 
@@ -330,10 +389,12 @@ class RubricApi(Api):
 
 class GraderName(Api):
     def post(self):
-        name = self.body().get("grader")
-        if not isinstance(name, str) or not manual.GRADER_NAME.match(name):
-            raise tornado.web.HTTPError(400, reason="A name is 1 to 40 letters, digits, spaces or ._@+-")
-        self.set_cookie(GRADER_COOKIE, name, samesite="Strict", path="/")
+        name = manual.grader_name(self.body().get("grader"))
+        if name is None:
+            self.set_status(400)
+            self.finish({"error": manual.GRADER_RULE})
+            return
+        self.set_grader(name)
         self.finish({"grader": name})
 
 
@@ -356,17 +417,21 @@ class NotFound(Base):
 
 
 def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str = "127.0.0.1",
-             port: int, renderer: BudgetedRenderer | None = None
-             ) -> tuple[tornado.web.Application, Context]:
-    """The application for a gradebook, answering on ``host:port`` (and the loopback names)."""
+             port: int, renderer: BudgetedRenderer | None = None, roster=None, graders=(),
+             double_mark: float = 0.0) -> tuple[tornado.web.Application, Context]:
+    """The application for a gradebook, answering on ``host:port`` (and the loopback names).
+    ``roster`` (a :class:`..course.roster.Roster`) names the students when not anonymous;
+    ``graders`` share each question's answers, ``double_mark`` percent of them marked twice."""
     hosts = {f"{h}:{port}" for h in (host, "127.0.0.1", "localhost", "[::1]")}
-    ctx = Context(gradebook_path, token, anonymous, hosts, renderer)
+    ctx = Context(gradebook_path, token, anonymous, hosts, renderer, roster=roster,
+                  graders=graders, double_mark=double_mark)
     ctx.renderer.start()
     a = {"ctx": ctx}
     name = r"([A-Za-z0-9_][A-Za-z0-9_.-]*)"
     app = tornado.web.Application([
         (r"/", Index, a),
         (rf"/grade/{name}/([A-Za-z0-9_.-]+)/([0-9]{{1,6}})", Grade, a),
+        (rf"/next/{name}/([A-Za-z0-9_.-]+)", NextUngraded, a),
         (rf"/stats/{name}", Stats, a),
         (rf"/audit/{name}", Audit, a),
         (r"/api/grade", GradeApi, a),
