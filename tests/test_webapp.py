@@ -32,7 +32,7 @@ from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code, written_answer_note
 from lecturelib.grading.core.report import GradeReport, QuestionResult
 from test_book import launched_chromium
-from test_written import QUESTIONS, decoyed_toy
+from test_written import QUESTIONS, REFERENCE, _run, decoyed_toy, written_toy
 
 ROOT = Path(__file__).resolve().parent.parent
 STUDENTS = [f"{first}_{last}" for first, last in zip(
@@ -89,14 +89,14 @@ def gradebook(tmp_path_factory):
 class Server:
     """The app on a thread of its own (its own asyncio loop), as the command runs it."""
 
-    def __init__(self, gradebook, anonymous=False):
+    def __init__(self, gradebook, anonymous=False, **options):
         from lecturelib.grading.webapp import start
 
         ready = threading.Event()
 
         def run():
             async def main():
-                self.url, self.server, self.ctx = start(gradebook, anonymous=anonymous)
+                self.url, self.server, self.ctx = start(gradebook, anonymous=anonymous, **options)
                 self.loop, self.stop = asyncio.get_running_loop(), asyncio.Event()
                 ready.set()
                 await self.stop.wait()
@@ -834,3 +834,275 @@ def test_the_graders_name_is_saved_with_the_change_key(r3_page, round3):
         page.click("form.grader-name button[type=submit]")
     assert "Grading as ta_zoe" in page.locator("header.top").text_content()
     assert not watch.problems, watch.problems
+
+
+# ------------------------------------------------------------------------ round four (issue 43)
+# The teaching assistant's round: a class of LMS ids with a roster of names, two named
+# graders, every answer made from a notebook by the grader's own scoring (so an answer typed
+# under the prompt is what the batch would store).
+
+ROSTER = {"1001": "Zoë Ångström", "1002": "Bo Lindqvist", "1003": "Chidi Okafor",
+          "1004": "Dana Ferreira", "1005": "Émile Durand", "1006": "Farah Haddad"}
+INLINE_DISPLAY = ("The log posterior is $$\\log p(q) = (a-1)\\log q + (b-1)\\log(1-q)$$ and its "
+                  "derivative vanishes where $$\\frac{a-1}{q} = \\frac{b-1}{1-q},$$ that is at the MAP.")
+UNDER_PROMPT = ["Let $f(q) = \\log p(q)$, the *log posterior*.", "Setting $f'(q) = 0$ gives "
+                "$$q = \\frac{a-1}{a+b-2}.$$"]
+
+
+def r4_notebook(student: str):
+    """The student's notebook: the toy set with q4 answered in its cell, or (1002) in two
+    new Markdown cells under the untouched prompt."""
+    from nbformat.v4 import new_markdown_cell
+
+    nb = written_toy()
+    cell = next(c for c in nb.cells if "question:q4" in c.metadata.get("tags", []))
+    if student == "1002":
+        cell.source = grading.ANSWER_PROMPT
+        nb.cells += [new_markdown_cell(text) for text in UNDER_PROMPT]
+    else:
+        cell.source = INLINE_DISPLAY if student == "1001" else f"Proof {student}: $q = (a-1)/(a+b-2)$."
+    return nb
+
+
+@pytest.fixture(scope="module")
+def round4(tmp_path_factory):
+    from lecturelib.grading.autograde.score import score_questions
+    from lecturelib.grading.course.roster import read_roster
+
+    folder = tmp_path_factory.mktemp("round4")
+    path, roster_file = folder / "gradebook.sqlite", folder / "roster.csv"
+    roster_file.write_text("id,name\n" + "".join(f"{i},{n}\n" for i, n in ROSTER.items()), encoding="utf-8")
+    with Gradebook(path) as book:
+        book.store_questions("r4", QUESTIONS)
+        for student in ROSTER:
+            rows = score_questions(QUESTIONS, _run([1.0, 1.0]), REFERENCE, r4_notebook(student))
+            book.record(student, "1", GradeReport(f"{student}.ipynb", "r4", rows, []))
+    server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"])
+    server.path, server.order = path, allocation.fair_order("r4", "q4", ROSTER)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def r4_page(browser, round4):
+    """Ann Lee's page, in Auckland's time zone, opened from the printed address."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB",
+                                  timezone_id="Pacific/Auckland")
+    page = context.new_page()
+    watch = Watch(page)
+    page.goto(f"{round4.url}&grader=" + urllib.parse.quote("Ann Lee"))
+    yield page, watch
+    context.close()
+
+
+def open_r4(page, server, student):
+    page.goto(f"{server.base}/grade/r4/q4/{server.order.index(student) + 1}")
+    typeset(page)
+
+
+def r4_state(server, student):
+    with Gradebook(server.path) as book:
+        return manual.grade_state(book.db, "r4", student, "q4")
+
+
+@pytest.mark.browser
+def test_display_math_inside_a_paragraph_is_typeset_as_display(r4_page, round4):
+    """Item 1: ``$$...$$`` inside a paragraph, as students write in Jupyter, is display
+    math within the paragraph: no stray dollar, no raw TeX, no run-together italics."""
+    page, watch = r4_page
+    open_r4(page, round4, "1001")
+    assert page.locator("#answer mjx-container[display='true']").count() == 2
+    assert page.locator("#answer mjx-container").count() == 2
+    assert page.locator("#answer > p").count() == 1 and page.locator("#answer em").count() == 0
+    shown = page.evaluate("""() => { const copy = document.querySelector("#answer").cloneNode(true);
+        copy.querySelectorAll("mjx-container").forEach(m => m.remove()); return copy.textContent; }""")
+    assert "$" not in shown and "\\" not in shown and "at the MAP" in shown, shown
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_a_name_with_spaces_and_accents_is_set_on_the_start_page(browser, round4):
+    """Item 2: the start page sets "Zoë van Dijk", every change is recorded under it, and a
+    name that is not one is refused with the rule."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        watch = Watch(page)
+        page.goto(round4.url)
+        assert "Grading as grader" in page.locator("header.top").text_content()
+        page.fill("#grader", "<b>Mallory</b>")
+        page.click("form.grader-name button[type=submit]")
+        page.wait_for_function("() => document.querySelector('form.grader-name output').textContent !== ''")
+        assert "letters" in page.locator("form.grader-name output").text_content()
+        page.fill("#grader", "Zoë van Dijk")
+        with page.expect_navigation():
+            page.click("form.grader-name button[type=submit]")
+        assert "Grading as Zoë van Dijk" in page.locator("header.top").text_content()
+        open_r4(page, round4, "1006")
+        page.keyboard.press("2")
+        page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+        assert "Zoë van Dijk" in page.locator("#graded-by").text_content()
+        page.goto(f"{round4.base}/audit/r4")
+        assert "Zoë van Dijk" in page.locator("table.audit").text_content()
+        with Gradebook(round4.path) as book:
+            assert manual.audit_log(book.db, "r4")[-1]["who"] == "Zoë van Dijk"
+        assert not watch.problems, watch.problems
+        # the printed address with a name given: spaces and accents too, no error
+        page.goto(f"{round4.url}&grader=" + urllib.parse.quote("Łucja Nowak-Ó'Brien"))
+        assert "Grading as Łucja Nowak-Ó'Brien" in page.locator("header.top").text_content()
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_typed_text_survives_leaving_and_a_conflict(r4_page, round4):
+    """Item 3: a comment typed and left by "next" is not dropped: leaving warns first, the
+    text comes back with the answer, and on a conflict the refused text is shown beside the
+    grade that won, to be put back."""
+    page, watch = r4_page
+    open_r4(page, round4, "1001")
+    page.click("#comment")
+    mine = "Step 2 divides by q without saying q > 0."
+    page.keyboard.type(mine)
+    page.keyboard.press("Escape")
+    page.keyboard.press("n")
+    page.wait_for_selector("#unsaved:not([hidden])")
+    assert "not saved" in page.locator("#unsaved").text_content()
+    assert page.url.endswith(f"/{round4.order.index('1001') + 1}")  # still here
+    with page.expect_navigation():
+        page.keyboard.press("n")  # leaving after the warning: the text stays a draft
+    typeset(page)
+    with page.expect_navigation():
+        page.keyboard.press("p")
+    typeset(page)
+    assert page.input_value("#comment") == mine
+    assert "Restored" in page.locator("#unsaved").text_content()
+    assert r4_state(round4, "1001")["version"] == 0  # nothing was saved on the way
+    # another grader saves first; the save from this page is refused and shows both texts
+    with Gradebook(round4.path) as book:
+        manual.save_grade(book.db, "r4", "1001", "q4", who="Bo Chen", version=0, applied=["a"],
+                          comment="Theirs: fine.")
+    page.focus("#comment")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#conflict:not([hidden])")
+    assert "Bo Chen" in page.locator("#conflict").text_content()
+    assert page.locator("#conflict pre.mine").text_content() == mine
+    assert page.input_value("#comment") == "Theirs: fine."
+    page.click("#conflict .refused button")
+    assert page.input_value("#comment") == mine
+    page.focus("#comment")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+    state = r4_state(round4, "1001")
+    assert state["comment"] == mine and state["applied"] == ["a"] and state["grader"] == "Ann Lee"
+    assert page.evaluate("() => Object.keys(localStorage).filter(k => k.startsWith('lecturelib-draft'))") == []
+    assert not watch.problems, watch.problems
+
+
+def csv_q4(server, student) -> str:
+    out = io.StringIO()
+    with Gradebook(server.path) as book:
+        out.write(book.export_csv("r4", allow_pending=True))
+    return next(r for r in csv.DictReader(io.StringIO(out.getvalue())) if r["student"] == student)["q4"]
+
+
+@pytest.mark.browser
+def test_an_item_applied_and_removed_leaves_the_answer_pending(r4_page, round4):
+    """Item 4: "graded" means a grader decided.  An item toggled on and off leaves the answer
+    pending (the export's pending check still catches it); Save decides, 0 included."""
+    page, watch = r4_page
+    open_r4(page, round4, "1004")
+    page.keyboard.press("1")
+    page.wait_for_selector("button.item[data-item='a'][aria-pressed='true']")
+    assert not r4_state(round4, "1004")["pending"] and csv_q4(round4, "1004") == "2"
+    page.keyboard.press("1")
+    page.wait_for_selector("button.item[data-item='a'][aria-pressed='false']")
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('removed')")
+    state = r4_state(round4, "1004")
+    assert state["pending"] and state["version"] == 2
+    assert csv_q4(round4, "1004") == "pending"
+    assert "Not graded yet" in page.locator("#graded-by").text_content()
+    page.click("#grade-form button[type=submit]")  # the grader decides: 0 points
+    page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+    assert not r4_state(round4, "1004")["pending"] and csv_q4(round4, "1004") == "0"
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_an_answer_written_under_the_prompt_is_shown_and_pending(r4_page, round4):
+    """Item 5: the Markdown cells typed under the untouched prompt are the answer: pending,
+    shown typeset, and the page says where they came from."""
+    page, watch = r4_page
+    open_r4(page, round4, "1002")
+    text = page.locator("#answer").text_content()
+    assert "the log posterior" in text and "Setting" in text and "No answer" not in page.content()
+    assert page.locator("#answer mjx-container").count() == 3
+    assert "under the answer cell" in page.locator("#below").text_content()
+    assert "Not graded yet" in page.locator("#graded-by").text_content()
+    assert r4_state(round4, "1002")["pending"]
+    assert not watch.problems, watch.problems
+
+
+@pytest.mark.browser
+def test_roster_names_next_ungraded_and_local_times(r4_page, round4):
+    """Item 6: roster names instead of LMS ids, "next ungraded" in the grader's share (Ann
+    Lee of Ann Lee and Bo Chen), times in the browser's zone (Auckland here), the comment
+    box in one key (it took 18 Tab presses)."""
+    import datetime
+    import zoneinfo
+
+    page, watch = r4_page
+    open_r4(page, round4, "1002")  # in Bo Chen's share
+    assert page.locator("#student").text_content() == "Bo Lindqvist"
+    assert "1002" not in page.locator("main").text_content()
+    with page.expect_navigation():
+        page.keyboard.press("u")
+    with Gradebook(round4.path) as book:
+        expected = allocation.next_ungraded(book.db, "r4", "q4", grader="Ann Lee",
+                                            graders=["Ann Lee", "Bo Chen"])
+        share = allocation.shares("r4", "q4", list(ROSTER), ["Ann Lee", "Bo Chen"])["Ann Lee"]
+    assert expected in share
+    assert page.locator("#student").text_content() == ROSTER[expected]
+    typeset(page)
+    page.keyboard.press("c")
+    assert page.evaluate("() => document.activeElement.id") == "comment"
+    page.keyboard.press("Escape")
+    page.keyboard.press("2")
+    page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+    saved = datetime.datetime.fromisoformat(r4_state(round4, expected)["updated_at"])
+    local = saved.astimezone(zoneinfo.ZoneInfo("Pacific/Auckland"))
+    shown = page.locator("#graded-by").text_content()
+    assert f"{local:%H:%M}" in shown and f"{saved:%H:%M}" not in shown, shown
+    page.goto(f"{round4.base}/audit/r4")
+    assert f"{local:%H:%M}" in page.locator("table.audit tbody tr:last-child time").text_content()
+    assert not watch.problems, watch.problems
+
+
+def test_anonymous_numbers_are_the_same_after_a_restart(round4):
+    """Item 6: "Student N" names the same student after the app is started again."""
+    def labels() -> dict[str, str]:
+        """student -> the label the app shows on the student's page (found by the page's id)."""
+        server = Server(round4.path, anonymous=True)
+        try:
+            cookie = {"Cookie": session_cookie(server)}
+            pages = [request(server, "GET", f"/grade/r4/q4/{n}", headers=cookie)[1] for n in range(1, 7)]
+            student = {server.ctx.sid(s): s for s in ROSTER}
+        finally:
+            server.close()
+        return {student[re.search(r'"sid": "([0-9a-f]+)"', html)[1]]:
+                re.search(r'id="student">(Student \d+)<', html)[1] for html in pages}
+
+    first = labels()
+    assert sorted(first.values()) == sorted(f"Student {n}" for n in range(1, 7))
+    assert labels() == first
+
+
+def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):
+    base = ["gradebook", "serve", "--gradebook", str(round4.path)]
+    for extra, message in [(["--double-mark", "10"], "at least two --graders"),
+                           (["--graders", "Ann Lee,Ann Lee"], "twice"),
+                           (["--graders", "Ann\u202eLee,Bo"], "not a grader's name"),
+                           (["--anonymous", "--roster", "x.csv"], "--anonymous")]:
+        assert grading.main(base + extra) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (extra, err)
