@@ -1106,3 +1106,41 @@ def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):
         assert grading.main(base + extra) == 2, extra
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (extra, err)
+
+
+@pytest.mark.browser
+def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round4):
+    """``serve --graders "Ann Lee,Bo Chen" --double-mark 100``: the answer Ann Lee graded is
+    Bo Chen's to mark again; his page shows the answer and the rubric, never her mark, and
+    his mark is stored beside hers (a disagreement), her grade unchanged."""
+    with Gradebook(round4.path) as book:
+        version = manual.grade_state(book.db, "r4", "1005", "q4")["version"]
+        first = manual.save_grade(book.db, "r4", "1005", "q4", who="Ann Lee", version=version,
+                                  applied=["a"], comment="First mark: the second step is missing.")
+        assert allocation.second_grader("r4", "q4", "1005", list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen"
+    server = Server(round4.path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        watch = Watch(page)
+        page.goto(f"{server.url}&grader=" + urllib.parse.quote("Bo Chen"))
+        page.goto(f"{server.base}/grade/r4/q4/{round4.order.index('1005') + 1}")
+        typeset(page)
+        assert page.locator("#grade-h").text_content() == "Blind second mark"
+        html = page.content()
+        assert "First mark" not in html and "Ann Lee" not in html and page.locator("#score").count() == 0
+        page.keyboard.press("1")
+        page.keyboard.press("2")
+        page.click("#second-form button[type=submit]")
+        page.wait_for_function("() => document.getElementById('status').textContent === 'Saved: second mark.'")
+        with Gradebook(round4.path) as book:
+            after = manual.grade_state(book.db, "r4", "1005", "q4")
+            (pair,) = [d for d in allocation.disagreements(book.db, "r4", "q4") if d["student"] == "1005"]
+        assert (after["applied"], after["version"], after["grader"]) == (["a"], first["version"], "Ann Lee")
+        assert pair["second"] == {"grader": "Bo Chen", "applied": ["a", "b"], "score": 4.0}
+        page.reload()  # marked: the page is an ordinary one again
+        assert page.locator("#score").count() == 1
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+        server.close()

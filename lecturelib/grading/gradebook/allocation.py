@@ -182,6 +182,26 @@ def agreement(db, assignment: str) -> list[dict]:
     return out
 
 
+def owes_second_mark(db, assignment: str, qid: str, student: str, *, grader: str,
+                     graders: list[str], percent: float) -> bool:
+    """Whether ``grader`` owes ``student``'s answer a blind second mark: the answer is in the
+    sample, has its first mark (from someone else), ``grader`` is next in the rotation, and
+    has not marked it yet.  The grading app then hides the first mark from them."""
+    if not (graders and grader in graders and percent):
+        return False
+    students = manual.students(db, assignment)
+    if student not in double_sample(assignment, qid, students, percent):
+        return False
+    state = manual.grade_state(db, assignment, student, qid)
+    if state["kind"] != "written" or not state["graded"] or state["grader"] == grader:
+        return False
+    if second_grader(assignment, qid, student, students, graders) != grader:
+        return False
+    create_table(db)
+    return db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=?",
+                      (assignment, qid, student)).fetchone() is None
+
+
 def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,
                   graders: list[str] | None = None, percent: float = 0) -> str | None:
     """The next answer ``grader`` should grade: the first pending one of their share (of the

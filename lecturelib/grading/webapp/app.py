@@ -175,6 +175,11 @@ class Base(tornado.web.RequestHandler):
         values.update(grader=self.grader, xsrf=self.xsrf_token.decode(), anonymous=self.ctx.anonymous)
         self.finish(self.ctx.templates.get_template(template).render(**values))
 
+    def owes_second_mark(self, assignment: str, qid: str, student: str) -> bool:
+        return allocation.owes_second_mark(self.ctx.book.db, assignment, qid, student,
+                                           grader=self.grader, graders=self.ctx.graders,
+                                           percent=self.ctx.double_mark)
+
     def assignment(self, name: str) -> str:
         if name not in manual.assignments(self.ctx.book.db):
             raise tornado.web.HTTPError(404, reason="No such assignment")
@@ -219,8 +224,11 @@ class Grade(Base):
                              if question["kind"] == "written" else ("", ""))
         graded, total = manual.progress(db, assignment, qid)
         base = f"/grade/{assignment}/{qid}/"
+        second = self.owes_second_mark(assignment, qid, student)
+        client = (blind_state(state, sid, assignment, qid) if second
+                  else client_state(state, sid, assignment, qid))
         self.page("grade.html", assignment=assignment, question=question, items=items,
-                  state=state, client=client_state(state, sid, assignment, qid), label=label,
+                  state=state, client=client, label=label, second=second,
                   answer_html=answer_html, note=note, model_html=model_html,
                   graded=graded, total=total, position=index + 1, count=len(roster),
                   previous=base + str(index) if index else "",
@@ -230,6 +238,12 @@ class Grade(Base):
 
 
 BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
+
+
+def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
+    """What a blind second mark's page may know: the answer, never the first mark."""
+    return {"sid": sid, "assignment": assignment, "question": qid, "second": True, "applied": [],
+            "answer_sha": manual.answer_sha(state["answer"]), "kind": state["kind"], "max": state["max"]}
 
 
 class NextUngraded(Base):
@@ -376,6 +390,25 @@ class OverrideApi(GradeApi):
         self.run(self._wrap(change, assignment, student, qid, sid))
 
 
+class SecondMarkApi(Api):
+    """A blind second mark (``serve --double-mark``): rubric items and an adjustment that
+    change no grade, from the grader the rotation names, on the answer the page showed."""
+
+    def post(self):
+        data = self.body()
+        assignment, qid, student, _ = self.target(data)
+        shown = self.shown_sha(data)
+        if not self.owes_second_mark(assignment, qid, student):
+            raise tornado.web.HTTPError(400, reason="This answer waits for no second mark from you")
+        if shown != manual.answer_sha(manual.grade_state(self.ctx.book.db, assignment, student, qid)["answer"]):
+            self.set_status(409)
+            self.finish({"conflict": "answer", "state": {}})
+            return
+        self.run(lambda: {k: v for k, v in allocation.save_second_mark(
+            self.ctx.book.db, assignment, student, qid, who=self.grader, applied=data.get("applied"),
+            adjustment=data.get("adjustment", 0)).items() if k != "student"})
+
+
 class RubricApi(Api):
     def post(self):
         data = self.body()
@@ -437,6 +470,7 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/api/grade", GradeApi, a),
         (r"/api/override", OverrideApi, a),
         (r"/api/rubric", RubricApi, a),
+        (r"/api/second-mark", SecondMarkApi, a),
         (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
         (r"/static/(app\.js|app\.css|mathjax-config\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),

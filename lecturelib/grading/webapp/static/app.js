@@ -74,6 +74,7 @@
   const field = function (f, name) { return f.elements.namedItem(name); };
   const NAMES = gradeForm ? ["comment", "adjustment", "adjustment_reason"] : ["override", "override_reason"];
   const DRAFT = "lecturelib-draft:" + state.assignment + "/" + state.question + "/" + state.sid;
+  if (state.second) { secondMark(); return; }
 
   function say(text) { status.textContent = text; }
 
@@ -281,5 +282,38 @@
       unsavedBox.hidden = false;
       unsavedBox.textContent = "Restored the text you typed here before and did not save: it is not saved yet.";
     } else window.localStorage.removeItem(DRAFT);
+  }
+
+  // a blind second mark: the first is not on this page; the items are marked here and saved
+  // together, changing no grade
+  function secondMark() {
+    const items = gradeCol.querySelectorAll(":scope > ol.rubric > li > button.item");
+    const secondForm = gradeCol.querySelector(":scope > form#second-form");
+    function flip(b) {
+      b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
+    }
+    items.forEach(function (b) { b.addEventListener("click", function () { flip(b); }); });
+    secondForm.addEventListener("submit", async function (e) {
+      e.preventDefault();
+      const applied = [];
+      items.forEach(function (b) { if (b.getAttribute("aria-pressed") === "true") applied.push(b.dataset.item); });
+      const reply = await post("/api/second-mark", {
+        assignment: state.assignment, question: state.question, sid: state.sid, answer_sha: shownSha,
+        applied: applied, adjustment: Number(field(secondForm, "adjustment").value || 0)
+      });
+      if (reply.status === 200) { conflict.hidden = true; say("Saved: second mark."); return; }
+      conflict.hidden = false;
+      conflict.textContent = reply.status === 409
+        ? "Conflict: the student handed in a new answer since this page was opened; your mark was NOT saved."
+        : "Not saved: " + (reply.data.error || ("error " + reply.status));
+    });
+    const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
+                   u: pager.querySelector(":scope > a#next-ungraded")};
+    document.addEventListener("keydown", function (e) {
+      const tag = (e.target && e.target.tagName) || "";
+      if (tag === "INPUT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (links[e.key]) window.location.href = links[e.key].href;
+      else if (/^[1-9]$/.test(e.key) && items[Number(e.key) - 1]) { e.preventDefault(); flip(items[Number(e.key) - 1]); }
+    });
   }
 })();
