@@ -1129,6 +1129,10 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
         assert page.locator("#grade-h").text_content() == "Blind second mark"
         html = page.content()
         assert "First mark" not in html and "Ann Lee" not in html and page.locator("#score").count() == 0
+        page.goto(f"{server.base}/audit/r4")
+        assert "First mark" not in page.content()
+        page.goto(f"{server.base}/grade/r4/q4/{round4.order.index('1005') + 1}")
+        typeset(page)
         page.keyboard.press("1")
         page.keyboard.press("2")
         page.click("#second-form button[type=submit]")
@@ -1138,7 +1142,9 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
             (pair,) = [d for d in allocation.disagreements(book.db, "r4", "q4") if d["student"] == "1005"]
         assert (after["applied"], after["version"], after["grader"]) == (["a"], first["version"], "Ann Lee")
         assert pair["second"] == {"grader": "Bo Chen", "applied": ["a", "b"], "score": 4.0}
-        page.reload()  # marked: the page is an ordinary one again
+        page.goto(f"{server.base}/audit/r4")  # the Changes page held her mark back until then
+        assert "First mark" in page.content()
+        page.goto(f"{server.base}/grade/r4/q4/{round4.order.index('1005') + 1}")
         assert page.locator("#score").count() == 1
         assert not watch.problems, watch.problems
     finally:

@@ -176,9 +176,12 @@ class Base(tornado.web.RequestHandler):
         self.finish(self.ctx.templates.get_template(template).render(**values))
 
     def owes_second_mark(self, assignment: str, qid: str, student: str) -> bool:
-        return allocation.owes_second_mark(self.ctx.book.db, assignment, qid, student,
-                                           grader=self.grader, graders=self.ctx.graders,
-                                           percent=self.ctx.double_mark)
+        try:
+            return allocation.owes_second_mark(self.ctx.book.db, assignment, qid, student,
+                                               grader=self.grader, graders=self.ctx.graders,
+                                               percent=self.ctx.double_mark)
+        except GradingError:  # no result of this student for that question any more
+            return False
 
     def assignment(self, name: str) -> str:
         if name not in manual.assignments(self.ctx.book.db):
@@ -289,7 +292,11 @@ class Audit(Base):
     def get(self, assignment):
         assignment = self.assignment(assignment)
         labels = self.ctx.labels(assignment)
-        entries = manual.audit_log(self.ctx.book.db, assignment)
+        owed = {}  # the answers this grader owes a blind second mark: their changes are hidden
+        entries = [e for e in manual.audit_log(self.ctx.book.db, assignment)
+                   if not (e["student"] and owed.setdefault(
+                       (e["student"], e["question"]),
+                       self.owes_second_mark(assignment, e["question"], e["student"])))]
         for e in entries:
             e["label"] = labels.get(e["student"], "") if e["student"] else ""
             e["before"] = json.dumps(e["before"], sort_keys=True)[:400]
