@@ -1119,11 +1119,8 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
                                   applied=["a"], comment="First mark: the second step is missing.")
         assert allocation.second_grader("r4", "q4", "1005", list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen"
     server = Server(round4.path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
-    context = browser.new_context()
+    context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
     try:
-        page = context.new_page()
-        watch = Watch(page)
-        page.goto(f"{server.url}&grader=" + urllib.parse.quote("Bo Chen"))
         page.goto(f"{server.base}/grade/r4/q4/{round4.order.index('1005') + 1}")
         typeset(page)
         assert page.locator("#grade-h").text_content() == "Blind second mark"
@@ -1150,3 +1147,116 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
     finally:
         context.close()
         server.close()
+
+
+# ------------------------------------------------------------------------ answer groups in the app
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory):
+    """A class of 12 answers of three kinds (test_groups' MAP estimate: the mode, the mean,
+    the likelihood's estimate), each kind in four wordings and forms."""
+    from test_groups import answer as kind_answer
+
+    path = tmp_path_factory.mktemp("groups") / "gradebook.sqlite"
+    kinds = {f"{kind}{i}": kind_answer(kind, i) for kind in ("mode", "mean", "mle") for i in (0, 1, 2, 6)}
+    with Gradebook(path) as book:
+        book.store_questions("g", QUESTIONS)
+        for student, text in kinds.items():
+            book.record(student, "1", GradeReport(f"{student}.ipynb", "g", [
+                QuestionResult("q4", 0, 4, "pending", pending=True, kind="written", answer=text)], []))
+    server = Server(path)
+    server.path, server.kinds = path, kinds
+    yield server
+    server.close()
+
+
+def stored_groups(server) -> dict[int, set[str]]:
+    with Gradebook(server.path) as book:
+        return {g["group"]: set(g["students"]) for g in groups_module().groups(book.db, "g", "q4")}
+
+
+def groups_module():
+    from lecturelib.grading.gradebook import groups
+    return groups
+
+
+@pytest.mark.browser
+def test_the_groups_view_grades_splits_and_merges(browser, grouped):
+    """The groups of a written question in the app: the three kinds recovered, a group
+    graded in one action (each member's grade audited as coming from it), an answer split
+    off, two groups merged; the page saved as the README's picture when asked."""
+    context, page, watch = grader(browser, grouped, urllib.parse.quote("Ann Lee"))
+    try:
+        page.goto(f"{grouped.base}/groups/g/q4")
+        typeset(page)
+        found = stored_groups(grouped)
+        kinds = sorted(sorted(m) for m in found.values())
+        assert kinds == [[f"{k}{i}" for i in (0, 1, 2, 6)] for k in ("mean", "mle", "mode")]
+        assert page.locator("section.group").count() == 3
+        from axe_playwright_python.sync_playwright import Axe
+
+        violations = Axe().run(page).response["violations"]
+        assert not [v["id"] for v in violations if v["impact"] in ("serious", "critical")]
+        shot = os.environ.get("LECTURELIB_GROUPS_SCREENSHOT")
+        if shot:  # the README's picture (docs/grading-groups.png)
+            page.screenshot(path=shot, full_page=False)
+        mode = next(n for n, m in found.items() if "mode0" in m)
+        section = page.locator(f"section.group[data-group='{mode}']")
+        for item in ("a", "b"):
+            section.locator(f"form.group-grade input[value='{item}']").check()
+        section.locator("form.group-grade textarea").fill("Right: the mode of the posterior.")
+        with page.expect_navigation():
+            section.locator("form.group-grade button[type=submit]").click()
+        with Gradebook(grouped.path) as book:
+            for student in found[mode]:
+                state = manual.grade_state(book.db, "g", student, "q4")
+                assert (state["applied"], state["score"], state["grader"], state["pending"]) == (
+                    ["a", "b"], 4, "Ann Lee", False), student
+            actions = {e["student"]: e["action"] for e in manual.audit_log(book.db, "g")}
+        assert all(actions[s] == f"grade (group {mode})" for s in found[mode])
+        # split one answer of the mean off, then merge it back
+        typeset(page)
+        mean = next(n for n, m in found.items() if "mean0" in m)
+        section = page.locator(f"section.group[data-group='{mean}']")
+        sid = grouped.ctx.sid("mean6")
+        section.locator(f"form.split-form input[value='{sid}']").check()
+        with page.expect_navigation():
+            section.locator("form.split-form button[type=submit]").click()
+        after = stored_groups(grouped)
+        alone = next(n for n, m in after.items() if m == {"mean6"})
+        assert after[mean] == {"mean0", "mean1", "mean2"} and page.locator("section.group").count() == 4
+        typeset(page)
+        for number in (mean, alone):
+            page.locator(f"section.group[data-group='{number}'] input.merge").check()
+        with page.expect_navigation():
+            page.click("#merge-form button[type=submit]")
+        assert stored_groups(grouped)[mean] == {"mean0", "mean1", "mean2", "mean6"}
+        # each member still opens on its own
+        typeset(page)
+        page.locator(f"section.group[data-group='{mode}'] ul.members a").first.click()
+        page.wait_for_selector("#grade-h")
+        assert page.locator("#score").text_content() == "4"
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+
+
+def test_grading_a_group_that_changed_since_the_page_is_a_conflict(grouped):
+    """A group's grade names the members the page showed, with their answers' hashes: a
+    member missing, added or handed in again refuses the whole change (409)."""
+    number, members = next((n, m) for n, m in stored_groups(grouped).items() if "mle0" in m)
+    with Gradebook(grouped.path) as book:
+        shas = {grouped.ctx.sid(s): manual.answer_sha(manual.grade_state(book.db, "g", s, "q4")["answer"])
+                for s in members}
+    some = dict(list(shas.items())[1:])
+    wrong = {**shas, next(iter(shas)): "0" * 64}
+    for shown in (some, wrong):
+        status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
+                               group=number, members=shown, applied=["a"])
+        assert status == 409 and reply["conflict"] == "group"
+    with Gradebook(grouped.path) as book:
+        assert not [e for e in manual.audit_log(book.db, "g") if e["student"] in members]
+    status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
+                           group=number, members=shas, applied=["a"])
+    assert status == 200 and reply["state"] == {"graded": len(members)}

@@ -50,7 +50,7 @@ import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
-from ..gradebook import allocation, manual
+from ..gradebook import allocation, groups, manual
 from ..gradebook.store import Gradebook
 from .render import BudgetedRenderer
 
@@ -249,6 +249,31 @@ def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
             "answer_sha": manual.answer_sha(state["answer"]), "kind": state["kind"], "max": state["max"]}
 
 
+class Groups(Base):
+    """The answers of a written question grouped by what they say (:mod:`..gradebook.groups`):
+    each group with its first answer, its members (each opens its own page), a form that
+    grades the whole group, and splits and merges."""
+
+    async def get(self, assignment, qid):
+        assignment = self.assignment(assignment)
+        question = self.question(assignment, qid)
+        if question["kind"] != "written":
+            raise tornado.web.HTTPError(404, reason="Only written answers are grouped")
+        db = self.ctx.book.db
+        order = self.ctx.order(assignment, qid)
+        position = {s: i + 1 for i, (_, s, _) in enumerate(order)}
+        labels = {s: label for _, s, label in order}
+        shown = []
+        for g in groups.groups(db, assignment, qid):
+            members = sorted(g["students"], key=position.get)
+            answers = {s: manual.grade_state(db, assignment, s, qid)["answer"] for s in members}
+            shown.append({**g, "html": (await self.ctx.renderer.render(answers[members[0]]))[0],
+                          "students": [{"sid": self.ctx.sid(s), "label": labels[s], "position": position[s],
+                                        "sha": manual.answer_sha(answers[s])} for s in members]})
+        self.page("groups.html", assignment=assignment, question=question, groups=shown,
+                  items=manual.rubric(db, assignment, qid))
+
+
 class NextUngraded(Base):
     """The next answer the grader should grade (:func:`..gradebook.allocation.next_ungraded`):
     in their share with ``serve --graders``, else in the whole question."""
@@ -397,6 +422,50 @@ class OverrideApi(GradeApi):
         self.run(self._wrap(change, assignment, student, qid, sid))
 
 
+class GroupsApi(Api):
+    """Grade a group, split answers off, or merge groups.  A change names the members the
+    page showed with their answers' hashes: a group that changed since is a conflict (409)."""
+
+    def post(self):
+        data = self.body()
+        assignment = self.assignment(str(data.get("assignment")))
+        qid = self.question(assignment, data.get("question"))["id"]
+        db = self.ctx.book.db
+        by_sid = {self.ctx.sid(s): s for s in manual.students(db, assignment)}
+        action = data.get("action")
+        try:
+            current = {g["group"]: g["students"] for g in groups.groups(db, assignment, qid)}
+        except GradingError as exc:
+            raise tornado.web.HTTPError(400, reason=str(exc)[:200]) from None
+        if action == "grade":
+            number = data.get("group")
+            shown = data.get("members")
+            if not isinstance(shown, dict) or number not in current:
+                raise tornado.web.HTTPError(400, reason="Name a group and its members")
+            members = {self.ctx.sid(s): manual.answer_sha(manual.grade_state(db, assignment, s, qid)["answer"])
+                       for s in current[number]}
+            if members != shown:
+                self.set_status(409)
+                self.finish({"conflict": "group"})
+                return
+            self.run(lambda: {"graded": len(groups.grade_group(
+                db, assignment, qid, number, who=self.grader, applied=data.get("applied"),
+                comment=data.get("comment", ""), adjustment=data.get("adjustment", 0),
+                adjustment_reason=data.get("adjustment_reason", "")))})
+        elif action == "split":
+            sids = data.get("sids")
+            if not isinstance(sids, list) or not sids or not all(s in by_sid for s in sids):
+                raise tornado.web.HTTPError(400, reason="Name the answers to split off")
+            self.run(lambda: {"group": groups.split(db, assignment, qid, [by_sid[s] for s in sids])})
+        elif action == "merge":
+            numbers = data.get("groups")
+            if not isinstance(numbers, list) or not all(isinstance(n, int) and n in current for n in numbers):
+                raise tornado.web.HTTPError(400, reason="Name the groups to merge")
+            self.run(lambda: {"group": groups.merge(db, assignment, qid, numbers)})
+        else:
+            raise tornado.web.HTTPError(400, reason="Unknown action")
+
+
 class SecondMarkApi(Api):
     """A blind second mark (``serve --double-mark``): rubric items and an adjustment that
     change no grade, from the grader the rotation names, on the answer the page showed."""
@@ -472,6 +541,8 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/", Index, a),
         (rf"/grade/{name}/([A-Za-z0-9_.-]+)/([0-9]{{1,6}})", Grade, a),
         (rf"/next/{name}/([A-Za-z0-9_.-]+)", NextUngraded, a),
+        (rf"/groups/{name}/([A-Za-z0-9_.-]+)", Groups, a),
+        (r"/api/groups", GroupsApi, a),
         (rf"/stats/{name}", Stats, a),
         (rf"/audit/{name}", Audit, a),
         (r"/api/grade", GradeApi, a),
