@@ -1095,6 +1095,13 @@ def test_anonymous_numbers_are_the_same_after_a_restart(round4):
     first = labels()
     assert sorted(first.values()) == sorted(f"Student {n}" for n in range(1, 7))
     assert labels() == first
+    # the students' opaque ids too: a page (and its unsaved text) outlives a restart
+    ids = []
+    for _ in range(2):
+        server = Server(round4.path)
+        ids.append([server.ctx.sid(s) for s in ROSTER])
+        server.close()
+    assert ids[0] == ids[1] and len(set(ids[0])) == len(ROSTER)
 
 
 def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):

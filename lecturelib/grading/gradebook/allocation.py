@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS second_marks (
     assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
     grader TEXT NOT NULL, applied TEXT NOT NULL, adjustment REAL NOT NULL,
     answer_sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
+CREATE TABLE IF NOT EXISTS app_keys (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS anonymous_numbers (
     assignment TEXT NOT NULL, student TEXT NOT NULL, number INTEGER NOT NULL,
     PRIMARY KEY (assignment, student), UNIQUE (assignment, number));
@@ -46,6 +47,16 @@ def _rank(salt: str, assignment: str, qid: str, student: str) -> str:
 def fair_order(assignment: str, qid: str, students) -> list[str]:
     """``students`` in the question's fixed pseudo-random order."""
     return sorted(students, key=lambda s: _rank("order", assignment, qid, s))
+
+
+def stored_key(db, name: str) -> bytes:
+    """A random 32-byte key kept in the gradebook under ``name``, made the first time: the
+    grading app's key of students' opaque ids, so that an id (and a grader's unsaved text
+    kept under it) names the same answer after a restart."""
+    create_table(db)
+    with db:
+        db.execute("INSERT OR IGNORE INTO app_keys VALUES (?, ?)", (name, secrets.token_bytes(32)))
+    return bytes(db.execute("SELECT value FROM app_keys WHERE name=?", (name,)).fetchone()[0])
 
 
 def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:

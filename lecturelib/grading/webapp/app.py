@@ -26,8 +26,8 @@ Security, in the order a request meets it:
 - an API error never names a student (anonymous mode): the question is checked before the
   answer is looked up, and the gradebook's messages name assignments and questions only.
 
-Students are named in URLs and requests by an opaque id (an HMAC of the name with a key
-made at start), never by their names; anonymous mode shows "Student N" in their place (a
+Students are named in URLs and requests by an opaque id (an HMAC of the name with a random
+key kept in the gradebook), never by their names; anonymous mode shows "Student N" in their place (a
 number stored in the gradebook, the same after a restart), otherwise the roster's name
 (``serve --roster``) or the LMS id.  The answers of a question come in its fair order
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
@@ -86,7 +86,7 @@ class Context:
         self.renderer = renderer or BudgetedRenderer()
         self.anonymous = anonymous
         self.allowed_hosts = allowed_hosts
-        self.key = secrets.token_bytes(32)
+        self.key = allocation.stored_key(self.book.db, "student ids")  # the same after a restart
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(default=True))
         self.names = roster_names(roster) if roster is not None else {}
