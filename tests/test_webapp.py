@@ -1267,3 +1267,29 @@ def test_grading_a_group_that_changed_since_the_page_is_a_conflict(grouped):
     status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
                            group=number, members=shas, applied=["a"])
     assert status == 200 and reply["state"] == {"graded": len(members)}
+
+
+@pytest.mark.browser
+def test_leaving_with_unsaved_text_asks_first(browser, round4):
+    """Item 3: closing or leaving the page another way than the app's links (the address
+    bar, a bookmark) with unsaved text brings the browser's "leave this page?" question,
+    and the text is there again when the answer is opened again."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        asked = []
+        page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
+        page.goto(f"{round4.url}&grader=ta_ann")
+        open_r4(page, round4, "1006")
+        page.click("#comment")
+        page.keyboard.type("Half a thought")
+        page.goto(f"{round4.base}/")
+        assert asked == ["beforeunload"]
+        open_r4(page, round4, "1006")
+        assert page.input_value("#comment") == "Half a thought"
+        page.keyboard.press("Control+Enter")  # saved: leaving asks nothing
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        page.goto(f"{round4.base}/")
+        assert asked == ["beforeunload"]
+    finally:
+        context.close()

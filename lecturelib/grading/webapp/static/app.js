@@ -259,7 +259,8 @@
   document.addEventListener("keydown", function (e) {
     const tag = (e.target && e.target.tagName) || "";
     const typing = tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && form.contains(e.target)) {
+    const otherForm = e.target && e.target.form && e.target.form !== form;  // a rubric item's edit
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !otherForm) {
       e.preventDefault();
       form.requestSubmit();
       return;
