@@ -27,8 +27,8 @@ Security, in the order a request meets it:
   answer is looked up, and the gradebook's messages name assignments and questions only.
 
 Students are named in URLs and requests by an opaque id (an HMAC of the name with a random
-key kept in the gradebook), never by their names; anonymous mode shows "Student N" in their place (a
-number stored in the gradebook, the same after a restart), otherwise the roster's name
+key kept in the gradebook), never by their names; anonymous mode shows "Student N" in their
+place (a number stored in the gradebook, the same after a restart), otherwise the roster's name
 (``serve --roster``) or the LMS id.  The answers of a question come in its fair order
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
 (``serve --graders``).  The grader's name travels in a cookie, percent-encoded, and is
@@ -37,6 +37,7 @@ checked (:func:`..gradebook.manual.grader_name`) every time it is read.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import hmac
 import importlib.metadata
@@ -114,7 +115,7 @@ class Context:
 def roster_names(roster) -> dict[str, str]:
     """id -> the roster's name; a name two students share gets the id added."""
     names = {s.id: s.name for s in roster if s.name}
-    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    shared = {n for n, count in collections.Counter(names.values()).items() if count > 1}
     return {i: f"{n} ({i})" if n in shared else n for i, n in names.items()}
 
 
@@ -247,6 +248,10 @@ def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
     """What a blind second mark's page may know: the answer, never the first mark."""
     return {"sid": sid, "assignment": assignment, "question": qid, "second": True, "applied": [],
             "answer_sha": manual.answer_sha(state["answer"]), "kind": state["kind"], "max": state["max"]}
+
+
+def answer_sha_of(db, assignment: str, student: str, qid: str) -> str:
+    return manual.answer_sha(manual.grade_state(db, assignment, student, qid)["answer"])
 
 
 class Groups(Base):
@@ -442,8 +447,7 @@ class GroupsApi(Api):
             shown = data.get("members")
             if not isinstance(shown, dict) or number not in current:
                 raise tornado.web.HTTPError(400, reason="Name a group and its members")
-            members = {self.ctx.sid(s): manual.answer_sha(manual.grade_state(db, assignment, s, qid)["answer"])
-                       for s in current[number]}
+            members = {self.ctx.sid(s): answer_sha_of(db, assignment, s, qid) for s in current[number]}
             if members != shown:
                 self.set_status(409)
                 self.finish({"conflict": "group"})
@@ -476,7 +480,7 @@ class SecondMarkApi(Api):
         shown = self.shown_sha(data)
         if not self.owes_second_mark(assignment, qid, student):
             raise tornado.web.HTTPError(400, reason="This answer waits for no second mark from you")
-        if shown != manual.answer_sha(manual.grade_state(self.ctx.book.db, assignment, student, qid)["answer"]):
+        if shown != answer_sha_of(self.ctx.book.db, assignment, student, qid):
             self.set_status(409)
             self.finish({"conflict": "answer", "state": {}})
             return
