@@ -1109,7 +1109,8 @@ def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):
     for extra, message in [(["--double-mark", "10"], "at least two --graders"),
                            (["--graders", "Ann Lee,Ann Lee"], "twice"),
                            (["--graders", "Ann\u202eLee,Bo"], "not a grader's name"),
-                           (["--anonymous", "--roster", "x.csv"], "--anonymous")]:
+                           (["--anonymous", "--roster", "x.csv"], "--anonymous"),
+                           (["--roster", str(round4.path.parent / "missing.csv")], "could not be read")]:
         assert grading.main(base + extra) == 2, extra
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (extra, err)
