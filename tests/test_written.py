@@ -299,6 +299,51 @@ def test_pending_until_graded_and_the_rubric_score(book):
     assert rows[3] == ["carol", "2", "3", "1", "0", "6"]  # no answer: 0 at once, not pending
 
 
+def test_a_grade_counts_only_when_a_grader_decided(book):
+    """Issue 43, item 4: an item applied and removed again (the app's clicks, unconfirmed)
+    leaves the answer pending, for the export's check too; saving it as it is decides, 0
+    points included.  An adjustment alone is a decision."""
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=0, applied=["a"],
+                              confirmed=False)
+    assert state["graded"] and not state["pending"] and state["score"] == 2
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=1, applied=[],
+                              comment="Looking again.", confirmed=False)
+    assert state["pending"] and not state["graded"] and state["comment"] == "Looking again."
+    assert ("alice", "q4") in book.pending("toy")
+    with pytest.raises(grading.GradingError, match="2 written answer"):
+        book.export_csv("toy")
+    rows = {r[0]: r for r in csv.reader(io.StringIO(book.export_csv("toy", allow_pending=True)))}
+    assert rows["alice"][4] == "pending"
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=2, applied=[],
+                              adjustment=1, adjustment_reason="a neat remark", confirmed=False)
+    assert state["graded"] and state["score"] == 1
+    state = manual.save_grade(book.db, "toy", "alice", "q4", who="ta1", version=3, applied=[])
+    assert state["graded"] and state["score"] == 0 and ("alice", "q4") not in book.pending("toy")
+    undecided = [e for e in manual.audit_log(book.db, "toy") if e["after"].get("decided") is False]
+    assert len(undecided) == 1  # the audit says which changes decided nothing
+
+
+@pytest.mark.parametrize("name", ["Zoë van Dijk", "O'Neil", "Łucja Nowak-Ó'Brien", "李小龙",
+                                  "हिन्दी नाम", "ta_anna", "ann.lee@uni.example", "x" * 40])
+def test_graders_names_of_any_script_are_accepted(name):
+    assert manual.grader_name(name) == name and manual.check_grader(name) == name
+
+
+@pytest.mark.parametrize("name", ["", " ", " Ann", "Ann ", "Ann  Lee", "x" * 41, "Ann\nLee",
+                                  "Ann\u202eLee", "Ann\u200bLee", "<b>Ann</b>", "Ann;Lee", "$$",
+                                  "--", None, 3])
+def test_names_that_are_not_graders_names_are_refused(name):
+    assert manual.grader_name(name) is None
+    with pytest.raises(grading.GradingError, match="letters"):
+        manual.check_grader(name)
+
+
+def test_a_grader_name_in_decomposed_form_is_its_composed_form():
+    assert manual.grader_name("Zoe\u0308") == "Zoë"
+    with pytest.raises(grading.GradingError):  # never changed silently where it is stored
+        manual.check_grader("Zoe\u0308")
+
+
 def test_stale_versions_are_refused_and_nothing_is_lost(book):
     first = manual.save_grade(book.db, "toy", "bob", "q4", who="ta1", version=0, applied=["a"])
     with pytest.raises(manual.Conflict) as conflict:  # ta2 saw no grade yet

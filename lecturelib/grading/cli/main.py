@@ -9,6 +9,7 @@
     lecturelib gradebook export --assignment NAME [--gradebook FILE] [--output FILE] [--allow-pending]
     lecturelib gradebook feedback --assignment NAME [--gradebook FILE] [--output DIR]
     lecturelib gradebook serve --gradebook FILE [--port N] [--host 127.0.0.1] [--anonymous]
+        [--roster CSV] [--graders "Ann Lee,Bo Chen"] [--double-mark PERCENT]
 
 and the course operations of :mod:`.course` (``collect``, ``gradebook export --format
 canvas|moodle``, ``gradebook late``, ``gradebook similarity``, ``gradebook summary``).
@@ -129,6 +130,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     s.add_argument("--anonymous", action="store_true", help="hide the students' names while grading")
+    s.add_argument("--roster", help="CSV of student ids and names: show the names, not the LMS ids "
+                                    "(not with --anonymous)")
+    s.add_argument("--graders", help='the graders sharing each question, e.g. "Ann Lee,Bo Chen": '
+                                     '"next ungraded" takes each to the answers of their share')
+    s.add_argument("--double-mark", type=float, default=0.0, metavar="PERCENT",
+                   help="with --graders: the share of answers marked a second time, blind (e.g. 10)")
     add_course_commands(sub, gsub)
     review.add_review_commands(gsub, DEFAULT_GRADEBOOK)
     return parser
@@ -279,7 +286,16 @@ def _serve(args) -> int:
     except ImportError as exc:
         raise GradingError(f"the grading app needs the package {exc.name!r}: install "
                            "requirements.txt") from None
-    return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous)
+    if args.roster and args.anonymous:
+        raise GradingError("--roster shows the students' names: leave it out with --anonymous")
+    roster = None
+    if args.roster:
+        from ..course.roster import read_roster
+
+        roster = read_roster(args.roster)
+    graders = [g.strip() for g in args.graders.split(",")] if args.graders else []
+    return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous,
+                 roster=roster, graders=graders, double_mark=args.double_mark)
 
 
 def main(argv=None) -> int:

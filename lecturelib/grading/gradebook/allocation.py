@@ -6,6 +6,9 @@
   first (by a fresh grader) or last (by a tired one).
 - **Shares.** With graders named (``serve --graders "Ann Lee,Bo Chen"``), that order is
   dealt round-robin, so each grader's share is a fair sample of the class.
+- **Anonymous numbers.** In anonymous mode the app calls each student "Student N", with
+  N drawn at random the first time and stored (``anonymous_numbers``), so that a number
+  names the same student after a restart and says nothing about the name.
 - **Double marking.** A sample of ``percent`` % of each question's answers, chosen by
   another hash, also gets a blind second mark from the next grader in the rotation, who
   is not shown the first.  :func:`disagreements` lists the answers where the two differ,
@@ -18,6 +21,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import secrets
 
 import numpy as np
 
@@ -29,6 +33,10 @@ CREATE TABLE IF NOT EXISTS second_marks (
     assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
     grader TEXT NOT NULL, applied TEXT NOT NULL, adjustment REAL NOT NULL,
     answer_sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
+CREATE TABLE IF NOT EXISTS app_keys (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS anonymous_numbers (
+    assignment TEXT NOT NULL, student TEXT NOT NULL, number INTEGER NOT NULL,
+    PRIMARY KEY (assignment, student), UNIQUE (assignment, number));
 """
 
 
@@ -39,6 +47,37 @@ def _rank(salt: str, assignment: str, qid: str, student: str) -> str:
 def fair_order(assignment: str, qid: str, students) -> list[str]:
     """``students`` in the question's fixed pseudo-random order."""
     return sorted(students, key=lambda s: _rank("order", assignment, qid, s))
+
+
+def stored_key(db, name: str) -> bytes:
+    """A random 32-byte key kept in the gradebook under ``name``, made the first time: the
+    grading app's key of students' opaque ids, so that an id (and a grader's unsaved text
+    kept under it) names the same answer after a restart."""
+    create_table(db)
+    with db:
+        db.execute("INSERT OR IGNORE INTO app_keys VALUES (?, ?)", (name, secrets.token_bytes(32)))
+    return bytes(db.execute("SELECT value FROM app_keys WHERE name=?", (name,)).fetchone()[0])
+
+
+def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:
+    """Each of ``students``' number in anonymous mode: stored, so the same on every restart;
+    students never numbered before get the next numbers, in a random order."""
+    create_table(db)
+
+    def stored() -> dict[str, int]:
+        return dict(db.execute("SELECT student, number FROM anonymous_numbers WHERE assignment=?",
+                               (assignment,)).fetchall())
+
+    numbers = stored()
+    new = [s for s in dict.fromkeys(students) if s not in numbers]
+    if new:
+        secrets.SystemRandom().shuffle(new)
+        first = max(numbers.values(), default=0) + 1
+        with db:
+            db.executemany("INSERT OR IGNORE INTO anonymous_numbers VALUES (?, ?, ?)",
+                           [(assignment, s, first + i) for i, s in enumerate(new)])
+        numbers = stored()
+    return {s: numbers[s] for s in students}
 
 
 def shares(assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
@@ -109,7 +148,7 @@ def _pairs(db, assignment: str, qid: str | None = None) -> list[dict]:
     out = []
     for question, student, grader, applied, adjustment, sha in rows:
         first = manual.grade_state(db, assignment, student, question)
-        if first["version"] == 0 or first["stale"] or sha != manual.answer_sha(first["answer"]):
+        if not first["graded"] or sha != manual.answer_sha(first["answer"]):
             continue
         items = manual.rubric(db, assignment, question)
         second_score = manual.written_score(json.loads(applied), items, adjustment, first["max"])
@@ -152,6 +191,26 @@ def agreement(db, assignment: str) -> list[dict]:
                     "mean_difference": float(np.mean(np.abs(first - second))),
                     "item_kappa": kappas})
     return out
+
+
+def owes_second_mark(db, assignment: str, qid: str, student: str, *, grader: str,
+                     graders: list[str], percent: float) -> bool:
+    """Whether ``grader`` owes ``student``'s answer a blind second mark: the answer is in the
+    sample, has its first mark (from someone else), ``grader`` is next in the rotation, and
+    has not marked it yet.  The grading app then hides the first mark from them."""
+    if not (graders and grader in graders and percent):
+        return False
+    students = manual.students(db, assignment)
+    if student not in double_sample(assignment, qid, students, percent):
+        return False
+    state = manual.grade_state(db, assignment, student, qid)
+    if state["kind"] != "written" or not state["graded"] or state["grader"] == grader:
+        return False
+    if second_grader(assignment, qid, student, students, graders) != grader:
+        return False
+    create_table(db)
+    return db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=?",
+                      (assignment, qid, student)).fetchone() is None
 
 
 def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,

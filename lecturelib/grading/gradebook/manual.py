@@ -9,7 +9,8 @@ The tables live in the gradebook's SQLite file, beside its own (:mod:`.gradebook
 - ``manual_grades``: one row per (assignment, student, question) that a person graded:
   the applied rubric items, a comment, an optional adjustment with its reason, or (for a
   question scored by checks) an override with its reason; the SHA-256 of the answer that
-  was graded, and a ``version`` raised by every change;
+  was graded, a ``version`` raised by every change, and whether the grade is ``decided``
+  (a rubric item applied and removed again is not: the answer stays pending);
 - ``audit``: every change (who, when, what, the state before and after, as JSON).
 
 The score of a written answer is
@@ -32,8 +33,8 @@ import datetime
 import hashlib
 import json
 import math
-import re
 import sqlite3
+import unicodedata
 
 from ..core.notebook import RUBRIC_ID, GradingError
 from ..core.report import GradeReport, QuestionResult, plain, write_atomic
@@ -50,7 +51,8 @@ CREATE TABLE IF NOT EXISTS manual_grades (
     adjustment REAL NOT NULL DEFAULT 0, adjustment_reason TEXT NOT NULL DEFAULT '',
     override REAL, override_reason TEXT NOT NULL DEFAULT '',
     answer_sha TEXT NOT NULL, grader TEXT NOT NULL, updated_at TEXT NOT NULL,
-    version INTEGER NOT NULL, PRIMARY KEY (assignment, student, question));
+    version INTEGER NOT NULL, decided INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (assignment, student, question));
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, who TEXT NOT NULL,
     assignment TEXT NOT NULL, student TEXT NOT NULL, question TEXT NOT NULL,
@@ -59,7 +61,10 @@ CREATE TABLE IF NOT EXISTS audit (
 MAX_COMMENT = 5000
 MAX_REASON = 300
 MAX_ITEM_TEXT = 300
-GRADER_NAME = re.compile(r"^[A-Za-z0-9 ._@+-]{1,40}$")
+MAX_GRADER_NAME = 40
+NAME_MARKS = " .'’_@+-"  # besides letters, marks and digits of any script
+GRADER_RULE = (f"a grader's name is 1 to {MAX_GRADER_NAME} letters (of any script), digits, "
+               "spaces or . ' _ @ + -")
 
 
 class Conflict(Exception):
@@ -76,6 +81,10 @@ class Conflict(Exception):
 
 def create_tables(db: sqlite3.Connection) -> None:
     db.executescript(SCHEMA)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(manual_grades)")}
+    if "decided" not in columns:  # a gradebook written before a grade had to be decided
+        with db:
+            db.execute("ALTER TABLE manual_grades ADD COLUMN decided INTEGER NOT NULL DEFAULT 1")
 
 
 def _now() -> str:
@@ -86,9 +95,26 @@ def answer_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def grader_name(name) -> str | None:
+    """``name`` as a grader's name (NFC), or ``None`` when it is not one: 1 to
+    :data:`MAX_GRADER_NAME` letters, combining marks and digits of any script, single
+    spaces between words and the marks of :data:`NAME_MARKS` ("Zoë van Dijk", "O'Neil").
+    No control, format (bidirectional overrides) or other invisible character passes."""
+    if not isinstance(name, str) or len(name) > 4 * MAX_GRADER_NAME:
+        return None
+    name = unicodedata.normalize("NFC", name)
+    if (not 1 <= len(name) <= MAX_GRADER_NAME or name != name.strip(" ") or "  " in name
+            or not any(unicodedata.category(c)[0] in "LN" for c in name)):
+        return None
+    if all(unicodedata.category(c)[0] in "LMN" or c in NAME_MARKS for c in name):
+        return name
+    return None
+
+
 def check_grader(who) -> str:
-    if not isinstance(who, str) or not GRADER_NAME.match(who):
-        raise GradingError("a grader's name is 1 to 40 letters, digits, spaces or ._@+-")
+    name = grader_name(who)
+    if name is None or name != who:
+        raise GradingError(GRADER_RULE)
     return who
 
 
@@ -175,7 +201,7 @@ def edit_rubric_item(db, assignment: str, qid: str, item: str, *, who: str, vers
 # ------------------------------------------------------------------------- grades
 
 FIELDS = ("applied", "comment", "adjustment", "adjustment_reason", "override",
-          "override_reason", "answer_sha", "grader", "updated_at", "version")
+          "override_reason", "answer_sha", "grader", "updated_at", "version", "decided")
 
 
 def _result(db, assignment, student, qid) -> dict:
@@ -196,6 +222,7 @@ def _stored(db, assignment, student, qid) -> dict | None:
         return None
     grade = dict(zip(FIELDS, row))
     grade["applied"] = json.loads(grade["applied"])
+    grade["decided"] = bool(grade["decided"])
     return grade
 
 
@@ -210,7 +237,8 @@ def written_score(applied, items: list[dict], adjustment: float, max_points: flo
 def grade_state(db, assignment: str, student: str, qid: str, items=None) -> dict:
     """What the app shows for one answer: the result, the manual grade (``version`` 0 when
     there is none), the effective ``score`` and whether it is ``pending`` or ``stale``
-    (graded on an answer that has changed since)."""
+    (graded on an answer that has changed since).  ``graded`` says whether the manual
+    grade counts: it exists, is ``decided`` (see :func:`save_grade`) and not stale."""
     result = _result(db, assignment, student, qid)
     grade = _stored(db, assignment, student, qid)
     state = {"student": student, "question": qid, "kind": result["kind"], "max": result["max"],
@@ -218,11 +246,12 @@ def grade_state(db, assignment: str, student: str, qid: str, items=None) -> dict
              "checks": json.loads(result["checks"]) if result["checks"] else None,
              "answer": result["answer"], "answer_note": result["answer_note"], "version": 0, "applied": [], "comment": "",
              "adjustment": 0.0, "adjustment_reason": "", "override": None,
-             "override_reason": "", "grader": "", "updated_at": "", "stale": False}
+             "override_reason": "", "grader": "", "updated_at": "", "stale": False,
+             "decided": False}
     if grade is not None:
         state.update(grade)
         state["stale"] = grade["answer_sha"] != answer_sha(result["answer"])
-    graded = grade is not None and not state["stale"]
+    graded = state["graded"] = grade is not None and not state["stale"] and state["decided"]
     if result["kind"] == "written":
         items = rubric(db, assignment, qid) if items is None else items
         state["pending"] = bool(result["pending"]) and not graded
@@ -237,7 +266,7 @@ def grade_state(db, assignment: str, student: str, qid: str, items=None) -> dict
 
 def _public(state: dict) -> dict:
     return {k: state[k] for k in ("applied", "comment", "adjustment", "adjustment_reason",
-                                  "override", "override_reason", "version")}
+                                  "override", "override_reason", "version", "decided")}
 
 
 def _write(db, assignment, student, qid, who, version, action, before, values,
@@ -250,10 +279,10 @@ def _write(db, assignment, student, qid, who, version, action, before, values,
     if shown_sha is not None and shown_sha != answer_sha(answer):
         raise Conflict(grade_state(db, assignment, student, qid), "answer")
     row = {**{k: before[k] for k in ("applied", "comment", "adjustment", "adjustment_reason",
-                                     "override", "override_reason")}, **values}
+                                     "override", "override_reason")}, "decided": True, **values}
     params = (json.dumps(row["applied"]), row["comment"], row["adjustment"],
               row["adjustment_reason"], row["override"], row["override_reason"],
-              answer_sha(answer), who, _now())
+              answer_sha(answer), who, _now(), int(row["decided"]))
     same_answer = ("EXISTS (SELECT 1 FROM results WHERE assignment=? AND student=? AND "
                    "question=? AND answer=?)")
     key = (assignment, student, qid)
@@ -263,14 +292,15 @@ def _write(db, assignment, student, qid, who, version, action, before, values,
                 changed = db.execute(
                     "INSERT INTO manual_grades (assignment, student, question, applied, comment, "
                     "adjustment, adjustment_reason, override, override_reason, answer_sha, grader, "
-                    f"updated_at, version) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 WHERE {same_answer}",
+                    "updated_at, decided, version) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1 "
+                    f"WHERE {same_answer}",
                     (*key, *params, *key, answer)).rowcount
             except sqlite3.IntegrityError:
                 changed = 0
         else:
             changed = db.execute(
                 "UPDATE manual_grades SET applied=?, comment=?, adjustment=?, adjustment_reason=?, "
-                "override=?, override_reason=?, answer_sha=?, grader=?, updated_at=?, "
+                "override=?, override_reason=?, answer_sha=?, grader=?, updated_at=?, decided=?, "
                 "version=version+1 WHERE assignment=? AND student=? AND question=? AND version=? "
                 f"AND {same_answer}", (*params, *key, version, *key, answer)).rowcount
         if not changed:
@@ -285,8 +315,13 @@ def _write(db, assignment, student, qid, who, version, action, before, values,
 
 def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version: int,
                applied, comment: str = "", adjustment=0.0, adjustment_reason: str = "",
-               shown_sha: str | None = None, via: str = "") -> dict:
+               shown_sha: str | None = None, via: str = "", confirmed: bool = True) -> dict:
     """Grade a written answer: the applied rubric items, a comment, an adjustment.
+
+    A grade counts only when a grader decided it: it applies an item or an adjustment, or
+    it is ``confirmed`` (saved as it is, 0 points included).  The grading app saves every
+    click on a rubric item unconfirmed, so that an item applied and removed again leaves the
+    answer pending (``decided`` false), not graded 0; its "Save" button confirms.
 
     ``version`` is the grade's version the grader saw (0: not graded yet), ``shown_sha``
     the :func:`answer_sha` of the answer the grader read (the app always sends it).
@@ -311,7 +346,8 @@ def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version
         raise GradingError("a point adjustment needs a reason")
     values = {"applied": sorted(applied, key=[i["id"] for i in rubric(db, assignment, qid)].index),
               "comment": _text(comment, MAX_COMMENT, "the comment"),
-              "adjustment": adjustment, "adjustment_reason": reason if adjustment else ""}
+              "adjustment": adjustment, "adjustment_reason": reason if adjustment else "",
+              "decided": confirmed is True or bool(applied) or adjustment != 0}
     action = f"grade ({via})" if via else "grade"
     return _write(db, assignment, student, qid, who, version, action, before, values, shown_sha)
 
@@ -371,7 +407,7 @@ def effective_results(db, assignment: str, question: str | None = None) -> list[
                                    "AND (? IS NULL OR question=?) ORDER BY student",
                                    (assignment, question, question)).fetchall():
         state = grade_state(db, assignment, student, qid, items.get(qid))
-        graded = state["version"] > 0 and not state["stale"]
+        graded = state["graded"]
         by_id = {i["id"]: i for i in items.get(qid, [])}
         applied = [{"id": a, "points": by_id[a]["points"], "text": by_id[a]["text"]}
                    for a in state["applied"] if a in by_id] if graded else []

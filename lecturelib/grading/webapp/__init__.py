@@ -32,12 +32,33 @@ def _listen(host: str, port: int) -> list[socket.socket]:
         raise GradingError(f"cannot listen on {host!r}: not an address of this machine") from None
 
 
+def check_graders(graders, double_mark: float) -> list[str]:
+    """The graders sharing each question (``--graders "Ann Lee,Bo Chen"``), checked with the
+    share of answers marked twice (``--double-mark``)."""
+    from ..gradebook.manual import GRADER_RULE, grader_name
+
+    graders = list(graders or [])
+    for name in graders:
+        if grader_name(name) != name:
+            raise GradingError(f"--graders: {name[:60]!r} is not a grader's name ({GRADER_RULE})")
+    if len(set(graders)) != len(graders):
+        raise GradingError("--graders names a grader twice")
+    if not 0 <= double_mark <= 100:
+        raise GradingError("--double-mark is a percentage from 0 to 100")
+    if double_mark and len(graders) < 2:
+        raise GradingError("--double-mark needs at least two --graders (a second mark comes from "
+                           "another grader)")
+    return graders
+
+
 def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: bool = False,
-          token: str | None = None):
+          token: str | None = None, roster=None, graders=(), double_mark: float = 0.0):
     """Start the app on the running asyncio loop; return ``(url, server, context)``.
 
     ``url`` holds the token (``http://HOST:PORT/?token=...``).  Stop ``server``, then
     ``context.renderer`` (the answers' rendering process: ``close()``) and ``context.book``.
+    ``roster`` (a :class:`~lecturelib.grading.course.roster.Roster`) names the students when
+    not ``anonymous``; ``graders`` share each question (:func:`check_graders`).
     """
     import tornado.httpserver
 
@@ -45,10 +66,12 @@ def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
 
     if not 0 <= port <= 65535:
         raise GradingError(f"--port must be between 0 and 65535, got {port}")
+    graders = check_graders(graders, double_mark)
     sockets = _listen(host, port)
     port = sockets[0].getsockname()[1]
     token = token or secrets.token_urlsafe(32)
-    app, ctx = make_app(gradebook_path, token=token, anonymous=anonymous, host=_url_host(host), port=port)
+    app, ctx = make_app(gradebook_path, token=token, anonymous=anonymous, host=_url_host(host), port=port,
+                        roster=roster, graders=graders, double_mark=double_mark)
     server = tornado.httpserver.HTTPServer(app, xheaders=False, max_body_size=1 << 20)
     server.add_sockets(sockets)
     return f"http://{_url_host(host)}:{port}/?token={token}", server, ctx
@@ -58,14 +81,17 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def serve(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: bool = False) -> int:
+def serve(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: bool = False,
+          roster=None, graders=(), double_mark: float = 0.0) -> int:
     """Run the app until interrupted (the ``lecturelib gradebook serve`` command)."""
+    graders = check_graders(graders, double_mark)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(f"lecturelib: warning: listening on {host}: anyone who can reach it and has the "
               "token can grade; the traffic is not encrypted", file=sys.stderr)
 
     async def main():
-        url, server, ctx = start(gradebook_path, host=host, port=port, anonymous=anonymous)
+        url, server, ctx = start(gradebook_path, host=host, port=port, anonymous=anonymous,
+                                 roster=roster, graders=graders, double_mark=double_mark)
         print("The grading app is running. Open this address in your browser (it holds the "
               "access token; share it only with your graders):")
         print(f"    {url}", flush=True)

@@ -26,12 +26,18 @@ Security, in the order a request meets it:
 - an API error never names a student (anonymous mode): the question is checked before the
   answer is looked up, and the gradebook's messages name assignments and questions only.
 
-Students are named in URLs and requests by an opaque id (an HMAC of the name with a key
-made at start), never by their names; anonymous mode shows "Student N" in their place.
+Students are named in URLs and requests by an opaque id (an HMAC of the name with a random
+key kept in the gradebook), never by their names; anonymous mode shows "Student N" in their
+place (a number stored in the gradebook, the same after a restart), otherwise the roster's name
+(``serve --roster``) or the LMS id.  The answers of a question come in its fair order
+(:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
+(``serve --graders``).  The grader's name travels in a cookie, percent-encoded, and is
+checked (:func:`..gradebook.manual.grader_name`) every time it is read.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import hmac
 import importlib.metadata
@@ -39,13 +45,13 @@ import json
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
-from ..gradebook import manual
+from ..gradebook import allocation, groups, manual
 from ..gradebook.store import Gradebook
 from .render import BudgetedRenderer
 
@@ -72,7 +78,8 @@ class Context:
     """What every handler shares: the gradebook, the token, the key of student ids."""
 
     def __init__(self, gradebook_path, token: str, anonymous: bool, allowed_hosts: set[str],
-                 renderer: BudgetedRenderer | None = None):
+                 renderer: BudgetedRenderer | None = None, *, roster=None, graders=(),
+                 double_mark: float = 0.0):
         self.book = Gradebook(gradebook_path)
         self.token = token
         self.session = secrets.token_urlsafe(32)  # the cookie's value: not the token
@@ -80,19 +87,36 @@ class Context:
         self.renderer = renderer or BudgetedRenderer()
         self.anonymous = anonymous
         self.allowed_hosts = allowed_hosts
-        self.key = secrets.token_bytes(32)
+        self.key = allocation.stored_key(self.book.db, "student ids")  # the same after a restart
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(default=True))
+        self.names = roster_names(roster) if roster is not None else {}
+        self.graders = list(graders)
+        self.double_mark = double_mark
 
     def sid(self, student: str) -> str:
         return hmac.new(self.key, student.encode(), hashlib.sha256).hexdigest()[:16]
 
-    def roster(self, assignment: str) -> list[tuple[str, str, str]]:
-        """``(sid, student, label)`` in grading order: by name, or by id when anonymous."""
-        names = manual.students(self.book.db, assignment)
-        rows = sorted(((self.sid(s), s) for s in names),
-                      key=lambda r: r[0] if self.anonymous else r[1])
-        return [(sid, s, f"Student {i + 1}" if self.anonymous else s) for i, (sid, s) in enumerate(rows)]
+    def labels(self, assignment: str) -> dict[str, str]:
+        """What the pages call each student: "Student N" when anonymous, else the roster's
+        name, or the id when the roster has none."""
+        students = manual.students(self.book.db, assignment)
+        if self.anonymous:
+            numbers = allocation.anonymous_numbers(self.book.db, assignment, students)
+            return {s: f"Student {numbers[s]}" for s in students}
+        return {s: self.names.get(s, s) for s in students}
+
+    def order(self, assignment: str, qid: str) -> list[tuple[str, str, str]]:
+        """``(sid, student, label)`` of every answer of ``qid``, in the question's fair order."""
+        labels = self.labels(assignment)
+        return [(self.sid(s), s, labels[s]) for s in allocation.fair_order(assignment, qid, labels)]
+
+
+def roster_names(roster) -> dict[str, str]:
+    """id -> the roster's name; a name two students share gets the id added."""
+    names = {s.id: s.name for s in roster if s.name}
+    shared = {n for n, count in collections.Counter(names.values()).items() if count > 1}
+    return {i: f"{n} ({i})" if n in shared else n for i, n in names.items()}
 
 
 class Base(tornado.web.RequestHandler):
@@ -115,9 +139,9 @@ class Base(tornado.web.RequestHandler):
         by_address = given is not None and hmac.compare_digest(given.encode(), self.ctx.token.encode())
         if by_address:
             self.set_cookie(TOKEN_COOKIE, self.ctx.session, httponly=True, samesite="Strict", path="/")
-            grader = self.get_query_argument("grader", None)
-            if grader is not None and manual.GRADER_NAME.match(grader):
-                self.set_cookie(GRADER_COOKIE, grader, samesite="Strict", path="/")
+            grader = manual.grader_name(self.get_query_argument("grader", None))
+            if grader is not None:
+                self.set_grader(grader)
             if self.request.method == "GET":
                 # the token leaves the address bar; the change key goes to the page's script
                 self.redirect(f"{self.request.path}#key={self.ctx.change_key}")
@@ -139,14 +163,26 @@ class Base(tornado.web.RequestHandler):
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(f"{status_code}: {reason}\n")
 
+    def set_grader(self, name: str) -> None:
+        """Keep the grader's name (already checked) in a cookie, percent-encoded: a cookie
+        holds no space nor any letter beyond ASCII."""
+        self.set_cookie(GRADER_COOKIE, quote(name, safe=""), samesite="Strict", path="/")
+
     @property
     def grader(self) -> str:
-        name = self.get_cookie(GRADER_COOKIE) or ""
-        return name if manual.GRADER_NAME.match(name) else "grader"
+        return manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) or "grader"
 
     def page(self, template: str, **values):
         values.update(grader=self.grader, xsrf=self.xsrf_token.decode(), anonymous=self.ctx.anonymous)
         self.finish(self.ctx.templates.get_template(template).render(**values))
+
+    def owes_second_mark(self, assignment: str, qid: str, student: str) -> bool:
+        try:
+            return allocation.owes_second_mark(self.ctx.book.db, assignment, qid, student,
+                                               grader=self.grader, graders=self.ctx.graders,
+                                               percent=self.ctx.double_mark)
+        except GradingError:  # no result of this student for that question any more
+            return False
 
     def assignment(self, name: str) -> str:
         if name not in manual.assignments(self.ctx.book.db):
@@ -168,7 +204,10 @@ class Index(Base):
             for q in manual.questions(db, a):
                 graded, total = manual.progress(db, a, q["id"])
                 rows.append({"assignment": a, **q, "graded": graded, "total": total})
-        self.page("index.html", rows=rows, assignments=manual.assignments(db))
+        done = self.get_query_argument("done", "")
+        self.page("index.html", rows=rows, assignments=manual.assignments(db),
+                  done=done if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", done) else "",
+                  share=", ".join(self.ctx.graders) if self.grader in self.ctx.graders else "")
 
 
 class Grade(Base):
@@ -176,7 +215,7 @@ class Grade(Base):
         assignment = self.assignment(assignment)
         db = self.ctx.book.db
         question = self.question(assignment, qid)
-        roster = self.ctx.roster(assignment)
+        roster = self.ctx.order(assignment, qid)
         index = int(position) - 1
         if not 0 <= index < len(roster):
             raise tornado.web.HTTPError(404, reason="No such answer")
@@ -189,17 +228,82 @@ class Grade(Base):
                              if question["kind"] == "written" else ("", ""))
         graded, total = manual.progress(db, assignment, qid)
         base = f"/grade/{assignment}/{qid}/"
+        second = self.owes_second_mark(assignment, qid, student)
+        client = (blind_state(state, sid, assignment, qid) if second
+                  else client_state(state, sid, assignment, qid))
         self.page("grade.html", assignment=assignment, question=question, items=items,
-                  state=state, client=client_state(state, sid, assignment, qid), label=label,
+                  state=state, client=client, label=label, second=second,
                   answer_html=answer_html, note=note, model_html=model_html,
                   graded=graded, total=total, position=index + 1, count=len(roster),
                   previous=base + str(index) if index else "",
-                  next=base + str(index + 2) if index + 1 < len(roster) else "")
+                  next=base + str(index + 2) if index + 1 < len(roster) else "",
+                  next_ungraded=f"/next/{assignment}/{qid}" if question["kind"] == "written" else "",
+                  below=state["reason"].endswith(BELOW))
+
+
+BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
+
+
+def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
+    """What a blind second mark's page may know: the answer, never the first mark."""
+    return {"sid": sid, "assignment": assignment, "question": qid, "second": True, "applied": [],
+            "answer_sha": manual.answer_sha(state["answer"]), "kind": state["kind"], "max": state["max"]}
+
+
+def answer_sha_of(db, assignment: str, student: str, qid: str) -> str:
+    return manual.answer_sha(manual.grade_state(db, assignment, student, qid)["answer"])
+
+
+class Groups(Base):
+    """The answers of a written question grouped by what they say (:mod:`..gradebook.groups`):
+    each group with its first answer, its members (each opens its own page), a form that
+    grades the whole group, and splits and merges."""
+
+    async def get(self, assignment, qid):
+        assignment = self.assignment(assignment)
+        question = self.question(assignment, qid)
+        if question["kind"] != "written":
+            raise tornado.web.HTTPError(404, reason="Only written answers are grouped")
+        db = self.ctx.book.db
+        order = self.ctx.order(assignment, qid)
+        position = {s: i + 1 for i, (_, s, _) in enumerate(order)}
+        labels = {s: label for _, s, label in order}
+        shown = []
+        for g in groups.groups(db, assignment, qid):
+            members = sorted(g["students"], key=position.get)
+            answers = {s: manual.grade_state(db, assignment, s, qid)["answer"] for s in members}
+            shown.append({**g, "html": (await self.ctx.renderer.render(answers[members[0]]))[0],
+                          "students": [{"sid": self.ctx.sid(s), "label": labels[s], "position": position[s],
+                                        "sha": manual.answer_sha(answers[s])} for s in members]})
+        self.page("groups.html", assignment=assignment, question=question, groups=shown,
+                  items=manual.rubric(db, assignment, qid))
+
+
+class NextUngraded(Base):
+    """The next answer the grader should grade (:func:`..gradebook.allocation.next_ungraded`):
+    in their share with ``serve --graders``, else in the whole question."""
+
+    def get(self, assignment, qid):
+        assignment = self.assignment(assignment)
+        qid = self.question(assignment, qid)["id"]
+        mine = self.grader in self.ctx.graders
+        try:
+            student = allocation.next_ungraded(
+                self.ctx.book.db, assignment, qid, grader=self.grader if mine else None,
+                graders=self.ctx.graders if mine else None, percent=self.ctx.double_mark if mine else 0)
+        except GradingError:
+            student = None
+        order = [s for _, s, _ in self.ctx.order(assignment, qid)]
+        if student is None or student not in order:
+            self.redirect(f"/?done={assignment}/{qid}")
+            return
+        self.redirect(f"/grade/{assignment}/{qid}/{order.index(student) + 1}")
 
 
 def client_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
     keys = ("applied", "comment", "adjustment", "adjustment_reason", "override", "override_reason",
-            "version", "score", "pending", "stale", "grader", "updated_at", "max", "kind")
+            "version", "score", "pending", "stale", "grader", "updated_at", "max", "kind",
+            "graded", "decided")
     return {"sid": sid, "assignment": assignment, "question": qid,
             "answer_sha": manual.answer_sha(state["answer"]), **{k: state[k] for k in keys}}
 
@@ -217,8 +321,12 @@ class Stats(Base):
 class Audit(Base):
     def get(self, assignment):
         assignment = self.assignment(assignment)
-        labels = {student: label for _, student, label in self.ctx.roster(assignment)}
-        entries = manual.audit_log(self.ctx.book.db, assignment)
+        labels = self.ctx.labels(assignment)
+        owed = {}  # the answers this grader owes a blind second mark: their changes are hidden
+        entries = [e for e in manual.audit_log(self.ctx.book.db, assignment)
+                   if not (e["student"] and owed.setdefault(
+                       (e["student"], e["question"]),
+                       self.owes_second_mark(assignment, e["question"], e["student"])))]
         for e in entries:
             e["label"] = labels.get(e["student"], "") if e["student"] else ""
             e["before"] = json.dumps(e["before"], sort_keys=True)[:400]
@@ -246,7 +354,8 @@ class Api(Base):
     def target(self, data) -> tuple[str, str, str, str]:
         assignment = self.assignment(str(data.get("assignment")))
         qid = self.question(assignment, data.get("question"))["id"]
-        found = [(sid, s) for sid, s, _ in self.ctx.roster(assignment) if sid == data.get("sid")]
+        found = [(self.ctx.sid(s), s) for s in manual.students(self.ctx.book.db, assignment)
+                 if self.ctx.sid(s) == data.get("sid")]
         if not found:
             raise tornado.web.HTTPError(404, reason="No such answer")
         return assignment, qid, found[0][1], found[0][0]
@@ -289,7 +398,8 @@ class GradeApi(Api):
                                       version=version, shown_sha=shown, applied=data.get("applied"),
                                       comment=data.get("comment", ""),
                                       adjustment=data.get("adjustment", 0),
-                                      adjustment_reason=data.get("adjustment_reason", ""))
+                                      adjustment_reason=data.get("adjustment_reason", ""),
+                                      confirmed=data.get("confirm") is True)
             return client_state(state, sid, assignment, qid)
         self.run(self._wrap(change, assignment, student, qid, sid))
 
@@ -317,6 +427,68 @@ class OverrideApi(GradeApi):
         self.run(self._wrap(change, assignment, student, qid, sid))
 
 
+class GroupsApi(Api):
+    """Grade a group, split answers off, or merge groups.  A change names the members the
+    page showed with their answers' hashes: a group that changed since is a conflict (409)."""
+
+    def post(self):
+        data = self.body()
+        assignment = self.assignment(str(data.get("assignment")))
+        qid = self.question(assignment, data.get("question"))["id"]
+        db = self.ctx.book.db
+        by_sid = {self.ctx.sid(s): s for s in manual.students(db, assignment)}
+        action = data.get("action")
+        try:
+            current = {g["group"]: g["students"] for g in groups.groups(db, assignment, qid)}
+        except GradingError as exc:
+            raise tornado.web.HTTPError(400, reason=str(exc)[:200]) from None
+        if action == "grade":
+            number = data.get("group")
+            shown = data.get("members")
+            if not isinstance(shown, dict) or number not in current:
+                raise tornado.web.HTTPError(400, reason="Name a group and its members")
+            members = {self.ctx.sid(s): answer_sha_of(db, assignment, s, qid) for s in current[number]}
+            if members != shown:
+                self.set_status(409)
+                self.finish({"conflict": "group"})
+                return
+            self.run(lambda: {"graded": len(groups.grade_group(
+                db, assignment, qid, number, who=self.grader, applied=data.get("applied"),
+                comment=data.get("comment", ""), adjustment=data.get("adjustment", 0),
+                adjustment_reason=data.get("adjustment_reason", "")))})
+        elif action == "split":
+            sids = data.get("sids")
+            if not isinstance(sids, list) or not sids or not all(s in by_sid for s in sids):
+                raise tornado.web.HTTPError(400, reason="Name the answers to split off")
+            self.run(lambda: {"group": groups.split(db, assignment, qid, [by_sid[s] for s in sids])})
+        elif action == "merge":
+            numbers = data.get("groups")
+            if not isinstance(numbers, list) or not all(isinstance(n, int) and n in current for n in numbers):
+                raise tornado.web.HTTPError(400, reason="Name the groups to merge")
+            self.run(lambda: {"group": groups.merge(db, assignment, qid, numbers)})
+        else:
+            raise tornado.web.HTTPError(400, reason="Unknown action")
+
+
+class SecondMarkApi(Api):
+    """A blind second mark (``serve --double-mark``): rubric items and an adjustment that
+    change no grade, from the grader the rotation names, on the answer the page showed."""
+
+    def post(self):
+        data = self.body()
+        assignment, qid, student, _ = self.target(data)
+        shown = self.shown_sha(data)
+        if not self.owes_second_mark(assignment, qid, student):
+            raise tornado.web.HTTPError(400, reason="This answer waits for no second mark from you")
+        if shown != answer_sha_of(self.ctx.book.db, assignment, student, qid):
+            self.set_status(409)
+            self.finish({"conflict": "answer", "state": {}})
+            return
+        self.run(lambda: {k: v for k, v in allocation.save_second_mark(
+            self.ctx.book.db, assignment, student, qid, who=self.grader, applied=data.get("applied"),
+            adjustment=data.get("adjustment", 0)).items() if k != "student"})
+
+
 class RubricApi(Api):
     def post(self):
         data = self.body()
@@ -330,10 +502,12 @@ class RubricApi(Api):
 
 class GraderName(Api):
     def post(self):
-        name = self.body().get("grader")
-        if not isinstance(name, str) or not manual.GRADER_NAME.match(name):
-            raise tornado.web.HTTPError(400, reason="A name is 1 to 40 letters, digits, spaces or ._@+-")
-        self.set_cookie(GRADER_COOKIE, name, samesite="Strict", path="/")
+        name = manual.grader_name(self.body().get("grader"))
+        if name is None:
+            self.set_status(400)
+            self.finish({"error": manual.GRADER_RULE})
+            return
+        self.set_grader(name)
         self.finish({"grader": name})
 
 
@@ -356,22 +530,29 @@ class NotFound(Base):
 
 
 def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str = "127.0.0.1",
-             port: int, renderer: BudgetedRenderer | None = None
-             ) -> tuple[tornado.web.Application, Context]:
-    """The application for a gradebook, answering on ``host:port`` (and the loopback names)."""
+             port: int, renderer: BudgetedRenderer | None = None, roster=None, graders=(),
+             double_mark: float = 0.0) -> tuple[tornado.web.Application, Context]:
+    """The application for a gradebook, answering on ``host:port`` (and the loopback names).
+    ``roster`` (a :class:`..course.roster.Roster`) names the students when not anonymous;
+    ``graders`` share each question's answers, ``double_mark`` percent of them marked twice."""
     hosts = {f"{h}:{port}" for h in (host, "127.0.0.1", "localhost", "[::1]")}
-    ctx = Context(gradebook_path, token, anonymous, hosts, renderer)
+    ctx = Context(gradebook_path, token, anonymous, hosts, renderer, roster=roster,
+                  graders=graders, double_mark=double_mark)
     ctx.renderer.start()
     a = {"ctx": ctx}
     name = r"([A-Za-z0-9_][A-Za-z0-9_.-]*)"
     app = tornado.web.Application([
         (r"/", Index, a),
         (rf"/grade/{name}/([A-Za-z0-9_.-]+)/([0-9]{{1,6}})", Grade, a),
+        (rf"/next/{name}/([A-Za-z0-9_.-]+)", NextUngraded, a),
+        (rf"/groups/{name}/([A-Za-z0-9_.-]+)", Groups, a),
+        (r"/api/groups", GroupsApi, a),
         (rf"/stats/{name}", Stats, a),
         (rf"/audit/{name}", Audit, a),
         (r"/api/grade", GradeApi, a),
         (r"/api/override", OverrideApi, a),
         (r"/api/rubric", RubricApi, a),
+        (r"/api/second-mark", SecondMarkApi, a),
         (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
         (r"/static/(app\.js|app\.css|mathjax-config\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),

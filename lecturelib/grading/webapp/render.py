@@ -16,7 +16,8 @@ host is a public name or address (:func:`public_link`): a link to this machine
 (``127.0.0.1`` on another port, ``localhost``), to a private or link-local network, or a
 relative link is shown as text, so that a click cannot carry the app's cookie elsewhere.
 
-Math (``$...$``, ``$$...$$``, as in the notebooks) is wrapped as ``\\(...\\)`` and
+Math (``$...$``, ``$$...$$`` on lines of their own or inside a paragraph, as in the
+notebooks) is wrapped as ``\\(...\\)`` and
 ``\\[...\\]`` in elements of class ``math``, the only ones MathJax typesets; its TeX input
 is configured with small ``maxMacros`` and ``maxBuffer`` and MathJax's ``safe`` extension
 (``static/mathjax-config.js``), so a macro bomb ends in an error message, not a frozen
@@ -64,10 +65,22 @@ def _math(content: str, options: dict) -> str:
     return f"\\({html.escape(content)}\\)"
 
 
+def _inline_display(self, tokens, idx, options, env) -> str:
+    """``$$...$$`` inside a paragraph: display math in a ``<span>``, so that the paragraph
+    goes on around it (the plugin's ``<div>`` would end the paragraph there)."""
+    return f'<span class="math">{_math(tokens[idx].content.strip(), {"display_mode": True})}</span>'
+
+
 def _parser() -> MarkdownIt:
+    """CommonMark with tables, strikethrough and dollar math as JupyterLab reads it:
+    ``$...$`` inline, ``$$...$$`` as display math also inside a paragraph (the way students
+    write in notebooks), no link reference definitions."""
     md = MarkdownIt("commonmark", {"html": False, "maxNesting": MAX_NESTING, "linkify": False})
     md.enable("table").enable("strikethrough").disable("reference")
-    return md.use(dollarmath_plugin, renderer=_math, allow_space=True, allow_digits=True)
+    md.use(dollarmath_plugin, renderer=_math, allow_space=True, allow_digits=True,
+           double_inline=True)
+    md.add_render_rule("math_inline_double", _inline_display)
+    return md
 
 
 _MD = _parser()

@@ -7,7 +7,10 @@
 // the conflict and overwrites nothing.  Every element the script uses is found once, at
 // load, by its place in the page's own structure (never by a document-wide id lookup, which
 // an element inside a student's answer could answer first); form fields are read from
-// their form.
+// their form.  Typed text is never lost: what the grader types and has not saved is kept
+// per answer in this origin's localStorage (restored when the answer is opened again),
+// leaving the answer with it warns first, and a change refused by a conflict is shown
+// beside the grade that won.  Times are shown in the browser's time zone.
 "use strict";
 (function () {
   const KEY = "lecturelib-change-key";
@@ -20,7 +23,8 @@
 
   async function post(url, body) {
     const response = await fetch(url, {
-      method: "POST", credentials: "same-origin",
+      // same-origin: the page's no-referrer policy would make the browser send "Origin: null"
+      method: "POST", credentials: "same-origin", referrerPolicy: "same-origin",
       headers: {"Content-Type": "application/json", "X-XSRFToken": xsrf,
                 "X-Lecturelib-Key": window.localStorage.getItem(KEY) || ""},
       body: JSON.stringify(body)
@@ -34,7 +38,16 @@
     return {status: response.status, data: data};
   }
 
+  function localTime(iso) {
+    const when = new Date(iso);
+    return isNaN(when.getTime()) ? iso
+      : when.toLocaleString(undefined, {dateStyle: "medium", timeStyle: "short"});
+  }
+
   const main = document.querySelector("body > main#main");
+  main.querySelectorAll(":scope > table.audit > tbody > tr > td > time[datetime]").forEach(function (t) {
+    t.textContent = localTime(t.getAttribute("datetime"));
+  });
   const nameForm = main.querySelector(":scope > section > form.grader-name");
   if (nameForm) nameForm.addEventListener("submit", async function (e) {
     e.preventDefault();
@@ -43,12 +56,16 @@
     nameForm.querySelector("output").textContent = "Not saved: " + (reply.data.error || "error " + reply.status);
   });
 
+  const groupsElement = main.querySelector(':scope > script#groups-state[type="application/json"]');
+  if (groupsElement) { groupsPage(JSON.parse(groupsElement.textContent)); return; }
+
   const stateElement = main.querySelector(':scope > script#state[type="application/json"]');
   if (!stateElement) return;
   let state = JSON.parse(stateElement.textContent);
   const shownSha = state.answer_sha;  // the answer on this page, whatever a save returns
   const status = main.querySelector(":scope > #status");
   const conflict = main.querySelector(":scope > #conflict");
+  const unsavedBox = main.querySelector(":scope > #unsaved");
   const pager = main.querySelector(":scope > nav.pager");
   const gradeCol = main.querySelector(":scope > .columns > section.grade-col");
   const score = gradeCol.querySelector(":scope > h2 > #score");
@@ -56,9 +73,40 @@
   const items = gradeCol.querySelectorAll(":scope > ol.rubric > li > button.item");
   const gradeForm = gradeCol.querySelector(":scope > form#grade-form");
   const overrideForm = gradeCol.querySelector(":scope > form#override-form");
-  const field = function (form, name) { return form.elements.namedItem(name); };
+  const form = gradeForm || overrideForm;
+  const field = function (f, name) { return f.elements.namedItem(name); };
+  const NAMES = gradeForm ? ["comment", "adjustment", "adjustment_reason"] : ["override", "override_reason"];
+  const DRAFT = "lecturelib-draft:" + state.assignment + "/" + state.question + "/" + state.sid;
+  if (state.second) { secondMark(); return; }
 
   function say(text) { status.textContent = text; }
+
+  // ------------------------------------------------------------ what is typed, what is saved
+  function typed() {
+    const out = {};
+    NAMES.forEach(function (n) { out[n] = field(form, n).value; });
+    return out;
+  }
+  function savedFields(s) {
+    const out = {};
+    NAMES.forEach(function (n) { out[n] = s[n] === null || s[n] === undefined ? "" : String(s[n]); });
+    return out;
+  }
+  function same(a, b) {
+    return NAMES.every(function (n) {
+      if (n === "adjustment" || n === "override") {
+        return a[n] === b[n] || (a[n] !== "" && b[n] !== "" && Number(a[n]) === Number(b[n]))
+          || (n === "adjustment" && Number(a[n] || 0) === Number(b[n] || 0));
+      }
+      return a[n].trim() === b[n].trim();
+    });
+  }
+  function unsaved() { return !same(typed(), savedFields(state)); }
+  function fill(values) { NAMES.forEach(function (n) { field(form, n).value = values[n]; }); }
+  function keepDraft() {
+    if (unsaved()) window.localStorage.setItem(DRAFT, JSON.stringify(typed()));
+    else { window.localStorage.removeItem(DRAFT); unsavedBox.hidden = true; warned = false; }
+  }
 
   function show(s) {
     state = Object.assign(state, s);
@@ -66,18 +114,41 @@
     items.forEach(function (b) {
       b.setAttribute("aria-pressed", state.applied.indexOf(b.dataset.item) >= 0 ? "true" : "false");
     });
-    if (gradeForm) {
-      field(gradeForm, "comment").value = state.comment;
-      field(gradeForm, "adjustment").value = state.adjustment;
-      field(gradeForm, "adjustment_reason").value = state.adjustment_reason;
-    }
-    if (overrideForm) {
-      field(overrideForm, "override").value = state.override === null ? "" : state.override;
-      field(overrideForm, "override_reason").value = state.override_reason;
-    }
-    gradedBy.textContent = state.version > 0 && !state.stale
-      ? "Last change by " + state.grader + " at " + state.updated_at
-      : (state.pending ? "Not graded yet." : "");
+    fill(savedFields(state));
+    const last = state.version > 0 && !state.stale
+      ? "Last change by " + state.grader + " at " + localTime(state.updated_at) + "." : "";
+    if (state.kind !== "written") gradedBy.textContent = last;
+    else if (state.graded) gradedBy.textContent = "Graded. " + last;
+    else if (state.version > 0 && !state.stale) gradedBy.textContent = "Not graded yet: no rubric item "
+      + "applied and the grade not saved (save it to give it " + state.score + " points). " + last;
+    else gradedBy.textContent = state.pending ? "Not graded yet." : "";
+  }
+
+  // the refused change beside the grade that won: nothing typed is dropped
+  function refusedText(mine) {
+    const theirs = savedFields(state);
+    const lost = NAMES.filter(function (n) { return mine[n].trim() !== theirs[n].trim(); });
+    if (!lost.length) return;
+    const box = document.createElement("div");
+    box.className = "refused";
+    const heading = document.createElement("p");
+    heading.textContent = "Your text, not saved (the fields now show the current grade):";
+    box.appendChild(heading);
+    lost.forEach(function (n) {
+      const label = document.createElement("p");
+      label.textContent = n.replace("_", " ") + ":";
+      const text = document.createElement("pre");
+      text.className = "mine";
+      text.textContent = mine[n];
+      box.appendChild(label);
+      box.appendChild(text);
+    });
+    const restore = document.createElement("button");
+    restore.type = "button";
+    restore.textContent = "Put my text back in the fields";
+    restore.addEventListener("click", function () { fill(Object.assign(typed(), mine)); keepDraft(); field(form, NAMES[0]).focus(); });
+    box.appendChild(restore);
+    conflict.appendChild(box);
   }
 
   function conflictShown(mine, why, theirs) {
@@ -86,11 +157,12 @@
       ? "Conflict: the student handed in a new answer since this page was opened. Your change (" +
         mine + ") was NOT saved. Reload the page to read the new answer and grade it."
       : "Conflict: " + (theirs.grader || "another grader") + " changed this grade at " +
-        theirs.updated_at + " while you were looking at an older version. Your change (" + mine +
+        localTime(theirs.updated_at) + " while you were looking at an older version. Your change (" + mine +
         ") was NOT saved; the page now shows their grade. Apply your change again if it is still right.";
   }
 
   async function send(url, body, what) {
+    const mine = typed();
     const reply = await post(url, Object.assign({
       assignment: state.assignment, question: state.question, sid: state.sid,
       version: state.version, answer_sha: shownSha
@@ -98,10 +170,14 @@
     if (reply.status === 200) {
       conflict.hidden = true;
       show(reply.data.state);
+      keepDraft();
       say("Saved: " + what + ".");
     } else if (reply.status === 409) {
       conflictShown(what, reply.data.conflict, reply.data.state);
-      if (reply.data.conflict !== "answer") show(reply.data.state);
+      if (reply.data.conflict !== "answer") {
+        show(reply.data.state);
+        refusedText(mine);
+      }
       say("");
     } else {
       say("");
@@ -110,20 +186,22 @@
     }
   }
 
-  function gradeBody(applied) {
+  function gradeBody(applied, confirm) {
     return {
-      applied: applied,
+      applied: applied, confirm: confirm,
       comment: field(gradeForm, "comment").value,
       adjustment: Number(field(gradeForm, "adjustment").value || 0),
       adjustment_reason: field(gradeForm, "adjustment_reason").value
     };
   }
 
+  // a click on an item is saved at once, but decides nothing by itself: an item applied and
+  // removed again leaves the answer pending; "Save" decides (0 points included)
   function toggle(item) {
     const applied = state.applied.slice();
     const at = applied.indexOf(item);
     if (at >= 0) applied.splice(at, 1); else applied.push(item);
-    send("/api/grade", gradeBody(applied), (at >= 0 ? "removed " : "applied ") + "item " + item);
+    send("/api/grade", gradeBody(applied, false), (at >= 0 ? "removed " : "applied ") + "item " + item);
   }
 
   items.forEach(function (b) {
@@ -131,7 +209,7 @@
   });
   if (gradeForm) gradeForm.addEventListener("submit", function (e) {
     e.preventDefault();
-    send("/api/grade", gradeBody(state.applied), "comment and adjustment");
+    send("/api/grade", gradeBody(state.applied, true), "comment and adjustment");
   });
   if (overrideForm) overrideForm.addEventListener("submit", function (e) {
     e.preventDefault();
@@ -139,6 +217,7 @@
     send("/api/override", {points: raw === "" ? null : Number(raw),
                            reason: field(overrideForm, "override_reason").value}, "override");
   });
+  form.addEventListener("input", keepDraft);
   gradeCol.querySelectorAll(":scope > ol.rubric > li > details > form.edit-item").forEach(function (f) {
     f.addEventListener("submit", async function (e) {
       e.preventDefault();
@@ -147,23 +226,143 @@
         version: Number(f.dataset.version), points: Number(field(f, "points").value),
         text: field(f, "text").value
       });
-      if (reply.status === 200) { window.location.reload(); return; }
+      if (reply.status === 200) { leaving = true; window.location.reload(); return; }
       conflict.hidden = false;
       conflict.textContent = reply.status === 409
         ? "Conflict: someone changed rubric item " + f.dataset.item + " first; reload the page to see it. Your edit was NOT saved."
         : "Not saved: " + (reply.data.error || ("error " + reply.status));
     });
   });
-  const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous")};
+
+  // ------------------------------------------------------------ leaving the answer
+  let warned = false, leaving = false;
+  function leave(href) {
+    if (unsaved() && !warned) {
+      warned = true;
+      unsavedBox.hidden = false;
+      unsavedBox.textContent = "You typed text that is not saved. Save it (Ctrl+Enter), or go on " +
+        "(press the key or click again): it stays here as a draft for this answer, not saved.";
+      return;
+    }
+    leaving = true;
+    window.location.href = href;
+  }
+  const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
+                 u: pager.querySelector(":scope > a#next-ungraded")};
+  Object.keys(links).forEach(function (k) {
+    if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); leave(links[k].href); });
+  });
+  window.addEventListener("beforeunload", function (e) {
+    if (!leaving && unsaved()) { e.preventDefault(); e.returnValue = ""; }
+  });
+
   document.addEventListener("keydown", function (e) {
     const tag = (e.target && e.target.tagName) || "";
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
-    if (e.key === "n" || e.key === "p") {
-      if (links[e.key]) window.location.href = links[e.key].href;
+    const typing = tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
+    const otherForm = e.target && e.target.form && e.target.form !== form;  // a rubric item's edit
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !otherForm) {
+      e.preventDefault();
+      form.requestSubmit();
+      return;
+    }
+    if (e.key === "Escape" && typing) { e.target.blur(); return; }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "n" || e.key === "p" || e.key === "u") {
+      if (links[e.key]) leave(links[e.key].href);
+    } else if (e.key === "c") {
+      e.preventDefault();
+      field(form, NAMES[0]).focus();
     } else if (/^[1-9]$/.test(e.key)) {
       const b = items[Number(e.key) - 1];
       if (b) { e.preventDefault(); toggle(b.dataset.item); }
     }
   });
+
   show(state);
+  const draft = JSON.parse(window.localStorage.getItem(DRAFT) || "null");
+  if (draft && NAMES.every(function (n) { return typeof draft[n] === "string"; })) {
+    fill(draft);
+    if (unsaved()) {
+      unsavedBox.hidden = false;
+      unsavedBox.textContent = "Restored the text you typed here before and did not save: it is not saved yet.";
+    } else window.localStorage.removeItem(DRAFT);
+  }
+
+  // a blind second mark: the first is not on this page; the items are marked here and saved
+  // together, changing no grade
+  function secondMark() {
+    const items = gradeCol.querySelectorAll(":scope > ol.rubric > li > button.item");
+    const secondForm = gradeCol.querySelector(":scope > form#second-form");
+    function flip(b) {
+      b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
+    }
+    items.forEach(function (b) { b.addEventListener("click", function () { flip(b); }); });
+    secondForm.addEventListener("submit", async function (e) {
+      e.preventDefault();
+      const applied = [];
+      items.forEach(function (b) { if (b.getAttribute("aria-pressed") === "true") applied.push(b.dataset.item); });
+      const reply = await post("/api/second-mark", {
+        assignment: state.assignment, question: state.question, sid: state.sid, answer_sha: shownSha,
+        applied: applied, adjustment: Number(field(secondForm, "adjustment").value || 0)
+      });
+      if (reply.status === 200) { conflict.hidden = true; say("Saved: second mark."); return; }
+      conflict.hidden = false;
+      conflict.textContent = reply.status === 409
+        ? "Conflict: the student handed in a new answer since this page was opened; your mark was NOT saved."
+        : "Not saved: " + (reply.data.error || ("error " + reply.status));
+    });
+    const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
+                   u: pager.querySelector(":scope > a#next-ungraded")};
+    document.addEventListener("keydown", function (e) {
+      const tag = (e.target && e.target.tagName) || "";
+      if (tag === "INPUT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (links[e.key]) window.location.href = links[e.key].href;
+      else if (/^[1-9]$/.test(e.key) && items[Number(e.key) - 1]) { e.preventDefault(); flip(items[Number(e.key) - 1]); }
+    });
+  }
+
+  // the answer groups of a question: grade a group, split answers off, merge groups; every
+  // change reloads the page, which shows the groups as they now are
+  function groupsPage(where) {
+    const status = main.querySelector(":scope > #status");
+    const conflict = main.querySelector(":scope > #conflict");
+    async function change(body, what) {
+      const reply = await post("/api/groups", Object.assign({assignment: where.assignment, question: where.question}, body));
+      if (reply.status === 200) { status.textContent = "Saved: " + what + "."; window.location.reload(); return; }
+      conflict.hidden = false;
+      conflict.textContent = reply.status === 409
+        ? "Conflict: the group changed since this page was opened (an answer handed in again, a split or a merge). Nothing was saved; reload the page."
+        : "Not saved: " + (reply.data.error || ("error " + reply.status));
+    }
+    main.querySelectorAll(":scope > section.group").forEach(function (section) {
+      const number = Number(section.dataset.group);
+      const splitForm = section.querySelector(":scope > .columns > div > form.split-form");
+      const gradeForm = section.querySelector(":scope > .columns > form.group-grade");
+      const members = {};
+      splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) { members[c.value] = c.dataset.sha; });
+      gradeForm.addEventListener("submit", function (e) {
+        e.preventDefault();
+        const applied = [];
+        gradeForm.querySelectorAll(':scope > fieldset > label > input[name="item"]').forEach(function (c) { if (c.checked) applied.push(c.value); });
+        change({action: "grade", group: number, members: members, applied: applied,
+                comment: gradeForm.elements.namedItem("comment").value,
+                adjustment: Number(gradeForm.elements.namedItem("adjustment").value || 0),
+                adjustment_reason: gradeForm.elements.namedItem("adjustment_reason").value},
+               "group " + number + " graded");
+      });
+      splitForm.addEventListener("submit", function (e) {
+        e.preventDefault();
+        const sids = [];
+        splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) { if (c.checked) sids.push(c.value); });
+        change({action: "split", sids: sids}, "answers split off");
+      });
+    });
+    const mergeForm = main.querySelector(":scope > form#merge-form");
+    mergeForm.addEventListener("submit", function (e) {
+      e.preventDefault();
+      const numbers = [];
+      main.querySelectorAll(":scope > section.group > label.pick > input.merge").forEach(function (c) { if (c.checked) numbers.push(Number(c.value)); });
+      change({action: "merge", groups: numbers}, "groups merged");
+    });
+  }
 })();
