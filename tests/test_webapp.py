@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import dataclasses
+import html
 import http.client
 import io
 import json
@@ -144,6 +145,43 @@ def session_cookie(server) -> str:
 
 def test_url_is_loopback_with_a_random_token(server):
     assert server.url.startswith("http://127.0.0.1:") and len(server.token) >= 40
+
+
+def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradebook, tmp_path):
+    """Issue 43: the app's Results page shows what ``gradebook analyze`` computes (alpha,
+    each question's discrimination and fifths) and the queue of regrade requests, with a
+    student's reason escaped, and hidden in anonymous mode."""
+    import shutil
+
+    from lecturelib.grading.gradebook import regrades
+    from lecturelib.grading.gradebook.analysis import analyze
+
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(gradebook, path)
+    with Gradebook(path) as book:
+        regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right",
+                         who="Instructor")
+        for student in STUDENTS[:6]:  # some proofs graded, so that alpha is defined
+            if student != NO_ANSWER:
+                state = manual.grade_state(book.db, "toy", student, "q4")
+                manual.save_grade(book.db, "toy", student, "q4", who="Ann Lee", version=state["version"],
+                                  applied=["a"] if len(student) % 2 else ["a", "b"])
+        expected = analyze(book, "toy")
+        assert expected["alpha"] is not None
+    for anonymous in (False, True):
+        s = Server(path, anonymous=anonymous)
+        try:
+            status, page, _ = request(s, "GET", "/stats/toy", headers={"Cookie": session_cookie(s)})
+        finally:
+            s.close()
+        assert status == 200
+        alpha = f"{expected['alpha']:.2f}" if expected["alpha"] is not None else "not defined yet"
+        assert f"Cronbach's alpha of the set: {alpha}" in html.unescape(page), page[page.find("alpha"):][:300]
+        q2 = next(q for q in expected["questions"] if q["id"] == "q2")
+        assert "Discrimination of q2" in page and f"{q2['discrimination']:.2f}" in page
+        assert 'id="regrade-queue"' in page and "<b>My value</b>" not in page
+        assert ("&lt;b&gt;My value&lt;/b&gt; is right" in page) != anonymous
+        assert (STUDENTS[1] in page) != anonymous
 
 
 def test_requests_without_the_token_are_refused(server):

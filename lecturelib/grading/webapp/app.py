@@ -51,7 +51,8 @@ import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
-from ..gradebook import allocation, groups, manual
+from ..gradebook import allocation, groups, manual, regrades
+from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
 from .render import BudgetedRenderer
 
@@ -309,13 +310,28 @@ def client_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
 
 
 class Stats(Base):
+    """The class's results: each question's distribution and most missed items, its item
+    analysis (:mod:`..gradebook.analysis`), the graders' shares, double marking, and the
+    queue of regrade requests (:mod:`..gradebook.regrades`)."""
+
     def get(self, assignment):
         assignment = self.assignment(assignment)
-        stats = manual.statistics(self.ctx.book.db, assignment)
+        db = self.ctx.book.db
+        stats = manual.statistics(db, assignment)
+        analysis = analyze(self.ctx.book, assignment)
+        by_id = {q["id"]: q for q in analysis["questions"]}
         for s in stats:
             s["bars"] = [(points, count, round(100 * count / max(s["histogram"].values())))
                          for points, count in s["histogram"].items()]
-        self.page("stats.html", assignment=assignment, stats=stats)
+            s["item"] = by_id.get(s["id"], {})
+            r = s["item"].get("discrimination")
+            s["discrimination_bar"] = None if r is None else round(100 * min(abs(r), 1))
+        labels = self.ctx.labels(assignment)
+        # a student's own words may name them: not shown in anonymous mode
+        queue = [dict(r, label=labels.get(r["student"], ""),
+                      reason=r["reason"] if not self.ctx.anonymous else "(hidden: anonymous mode)") for r in
+                 sorted(regrades.requests(db, assignment), key=lambda r: (r["status"] != "open", r["id"]))]
+        self.page("stats.html", assignment=assignment, stats=stats, analysis=analysis, queue=queue)
 
 
 class Audit(Base):
