@@ -1066,7 +1066,8 @@ def test_an_item_applied_and_removed_leaves_the_answer_pending(r4_page, round4):
     assert csv_q4(round4, "1004") == "pending"
     assert "Not graded yet" in page.locator("#graded-by").text_content()
     page.click("#grade-form button[type=submit]")  # the grader decides: 0 points
-    page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+    # the status said "Saved: removed item a." already: wait for this save's own message
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('comment and adjustment')")
     assert not r4_state(round4, "1004")["pending"] and csv_q4(round4, "1004") == "0"
     assert not watch.problems, watch.problems
 
