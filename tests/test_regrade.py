@@ -41,6 +41,32 @@ def test_a_request_is_resolved_by_another_grader_and_audited(book, tmp_path):
         regrades.resolve(book.db, number, who="Bo Chen", decision="again")
 
 
+def test_no_one_who_graded_the_answer_before_the_request_resolves_it(book):
+    """The first grader cannot become "another grader" by changing the grade once more
+    after the request (before, only the latest grader was refused), and a decision taken
+    on a grade or an answer that changed since it was shown is a conflict."""
+    number = regrades.request(book.db, "toy", "alice", "q4", reason="Look again.", who="Instructor")
+    state = manual.grade_state(book.db, "toy", "alice", "q4")
+    manual.save_grade(book.db, "toy", "alice", "q4", who="Cy Dorn", version=state["version"],
+                      applied=["a", "b"])  # a change after the request: Cy may still resolve
+    assert regrades.first_graders(book.db, regrades.open_request(book.db, "toy", "alice", "q4")) == {"Ann Lee"}
+    with pytest.raises(GradingError, match="another grader"):
+        regrades.resolve(book.db, number, who="Ann Lee", decision="mine", applied=["a"])
+    with pytest.raises(manual.Conflict) as stale:
+        regrades.resolve(book.db, number, who="Bo Chen", decision="b", applied=["a"],
+                         version=state["version"])
+    assert stale.value.why == "version"
+    current = manual.grade_state(book.db, "toy", "alice", "q4")
+    with pytest.raises(manual.Conflict) as handed_in:
+        regrades.resolve(book.db, number, who="Bo Chen", decision="b", version=current["version"],
+                         shown_sha="0" * 64)
+    assert handed_in.value.why == "answer"
+    assert regrades.open_request(book.db, "toy", "alice", "q4")["id"] == number  # still open
+    state = regrades.resolve(book.db, number, who="Cy Dorn", decision="Kept.", version=current["version"],
+                             shown_sha=manual.answer_sha(current["answer"]))
+    assert state["applied"] == ["a", "b"] and regrades.open_request(book.db, "toy", "alice", "q4") is None
+
+
 def test_a_code_question_is_overridden_or_kept(book):
     number = regrades.request(book.db, "toy", "bob", "q1", reason="My value is right.", who="I")
     state = regrades.resolve(book.db, number, who="Bo Chen", override=2, decision="Rounding only.")

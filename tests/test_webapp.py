@@ -1295,22 +1295,36 @@ def test_the_groups_view_grades_splits_and_merges(browser, grouped):
 
 
 def test_grading_a_group_that_changed_since_the_page_is_a_conflict(grouped):
-    """A group's grade names the members the page showed, with their answers' hashes: a
-    member missing, added or handed in again refuses the whole change (409)."""
+    """A group's grade names the members the page showed, with their answers' hashes and
+    their grades' versions: a member missing, added, handed in again or graded by someone
+    else since refuses the whole change (409), and no member is written."""
     number, members = next((n, m) for n, m in stored_groups(grouped).items() if "mle0" in m)
     with Gradebook(grouped.path) as book:
-        shas = {grouped.ctx.sid(s): manual.answer_sha(manual.grade_state(book.db, "g", s, "q4")["answer"])
-                for s in members}
+        states = {s: manual.grade_state(book.db, "g", s, "q4") for s in members}
+    shas = {grouped.ctx.sid(s): manual.answer_sha(st["answer"]) for s, st in states.items()}
+    versions = {grouped.ctx.sid(s): st["version"] for s, st in states.items()}
     some = dict(list(shas.items())[1:])
     wrong = {**shas, next(iter(shas)): "0" * 64}
     for shown in (some, wrong):
         status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
-                               group=number, members=shown, applied=["a"])
+                               group=number, members=shown, versions=versions, applied=["a"])
         assert status == 409 and reply["conflict"] == "group"
     with Gradebook(grouped.path) as book:
         assert not [e for e in manual.audit_log(book.db, "g") if e["student"] in members]
+    # a member graded alone by someone else since the page was opened: their grade stays
+    alone = sorted(members)[-1]
+    with Gradebook(grouped.path) as book:
+        manual.save_grade(book.db, "g", alone, "q4", who="Bo Chen", version=states[alone]["version"],
+                          applied=["a", "b"], comment="Graded on its own.")
     status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
-                           group=number, members=shas, applied=["a"])
+                           group=number, members=shas, versions=versions, applied=["a"])
+    assert status == 409 and reply == {"conflict": "graded", "state": {}}
+    with Gradebook(grouped.path) as book:
+        assert manual.grade_state(book.db, "g", alone, "q4")["comment"] == "Graded on its own."
+        assert [e["student"] for e in manual.audit_log(book.db, "g") if e["student"] in members] == [alone]
+        versions[grouped.ctx.sid(alone)] = manual.grade_state(book.db, "g", alone, "q4")["version"]
+    status, reply = change(grouped, "/api/groups", assignment="g", question="q4", action="grade",
+                           group=number, members=shas, versions=versions, applied=["a"])
     assert status == 200 and reply["state"] == {"graded": len(members)}
 
 
@@ -1338,3 +1352,106 @@ def test_leaving_with_unsaved_text_asks_first(browser, round4):
         assert asked == ["beforeunload"]
     finally:
         context.close()
+
+
+@pytest.mark.browser
+def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
+    """Regrade requests in the app: the Results page's queue opens the answer; the grader
+    who graded it first is told to leave it to another; another grader changes the rubric
+    items with a decision; the request is resolved, the audit keeps request, change and
+    decision, and the student's feedback file is written again.  A decision on a grade
+    that changed since the page is a conflict."""
+    from lecturelib.grading.core.submissions import feedback_folder
+    from lecturelib.grading.gradebook import regrades
+
+    with Gradebook(round4.path) as book:
+        version = manual.grade_state(book.db, "r4", "1003", "q4")["version"]
+        manual.save_grade(book.db, "r4", "1003", "q4", who="Ann Lee", version=version, applied=["a"])
+        number = regrades.request(book.db, "r4", "1003", "q4", who="Instructor",
+                                  reason="I <b>did</b> show the second step.")
+    server = Server(round4.path, graders=["Ann Lee", "Bo Chen"])
+    try:
+        context, page, watch = grader(browser, server, urllib.parse.quote("Ann Lee"))
+        page.goto(f"{server.base}/stats/r4")
+        with page.expect_navigation():
+            page.click("#regrade-queue a")
+        typeset(page)
+        assert page.locator("section.regrade blockquote").text_content() == "I <b>did</b> show the second step."
+        assert "another grader resolves it" in page.locator("section.regrade").text_content()
+        assert page.locator("#regrade-form").count() == 0
+        context.close()
+        context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
+        answer = f"{server.base}/grade/r4/q4/{round4.order.index('1003') + 1}"
+        page.goto(answer)
+        typeset(page)
+        form = page.locator("#regrade-form")
+        assert form.locator("input[value='a']").is_checked() and not form.locator("input[value='b']").is_checked()
+        form.locator("input[value='change']").check()
+        form.locator("input[value='b']").check()
+        form.locator("textarea").fill("Agreed: the second step is on the second line.")
+        with Gradebook(round4.path) as book:  # meanwhile, a change by someone else
+            state = manual.grade_state(book.db, "r4", "1003", "q4")
+            manual.save_grade(book.db, "r4", "1003", "q4", who="Cy Dorn", version=state["version"],
+                              applied=["a"], comment="A comment first.", adjustment=0)
+        form.locator("button[type=submit]").click()
+        page.wait_for_selector("#conflict:not([hidden])")
+        assert "Cy Dorn" in page.locator("#conflict").text_content()
+        with Gradebook(round4.path) as book:
+            assert regrades.open_request(book.db, "r4", "1003", "q4")["id"] == number
+        with page.expect_navigation():
+            form.locator("button[type=submit]").click()  # again, on the grade now shown
+        assert page.locator("section.regrade").count() == 0
+        assert page.locator("#score").text_content() == "4"
+        with Gradebook(round4.path) as book:
+            state = manual.grade_state(book.db, "r4", "1003", "q4")
+            actions = [e["action"] for e in manual.audit_log(book.db, "r4") if e["student"] == "1003"]
+            (done,) = [r for r in regrades.requests(book.db, "r4") if r["id"] == number]
+        assert (state["applied"], state["comment"], state["grader"]) == (["a", "b"], "A comment first.", "Bo Chen")
+        assert actions[-2:] == [f"grade (regrade {number})", f"regrade {number} resolved"]
+        assert (done["status"], done["decided_by"]) == ("resolved", "Bo Chen")
+        feedback = (feedback_folder(round4.path, "r4") / "1003.md").read_text(encoding="utf-8")
+        assert "Agreed: the second step is on the second line." in feedback
+        assert not watch.problems, watch.problems
+        context.close()
+    finally:
+        server.close()
+
+
+@pytest.mark.browser
+def test_a_second_mark_not_saved_warns_before_leaving(browser, round4):
+    """A blind second mark started and not saved: the first "next" warns and stays, the
+    second goes on; closing the page asks first."""
+    graders = ["Ann Lee", "Bo Chen"]
+    with Gradebook(round4.path) as book:  # an answer of Ann Lee's that Bo Chen marks again
+        student = next(s for s in ROSTER if allocation.second_grader("r4", "q4", s, list(ROSTER), graders)
+                       == "Bo Chen" and not book.db.execute(
+                           "SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
+        state = manual.grade_state(book.db, "r4", student, "q4")
+        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"], applied=["a"])
+    server = Server(round4.path, graders=graders, double_mark=100)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        asked = []
+        page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
+        page.goto(f"{server.url}&grader=" + urllib.parse.quote("Bo Chen"))
+        where = f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}"
+        page.goto(where)
+        typeset(page)
+        assert page.locator("#grade-h").text_content() == "Blind second mark"
+        page.keyboard.press("1")
+        key = "n" if page.locator("a#next").count() else "p"
+        page.keyboard.press(key)
+        page.wait_for_selector("#unsaved:not([hidden])")
+        assert page.url == where and "not saved" in page.locator("#unsaved").text_content()
+        with page.expect_navigation():
+            page.keyboard.press(key)
+        assert page.url != where and asked == []
+        page.goto(where)
+        typeset(page)
+        page.keyboard.press("1")
+        page.goto(f"{server.base}/")
+        assert asked == ["beforeunload"]
+    finally:
+        context.close()
+        server.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..core.notebook import GradingError, check_assignment_name
 from ..core.report import fmt, plain, write_atomic
-from ..core.submissions import display, feedback_path
+from ..core.submissions import display, feedback_folder, feedback_path
 from ..gradebook.store import Gradebook
 
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
@@ -193,7 +193,7 @@ def _late(args, book) -> int:
     results = outcomes(book, args.assignment, course)
     if not results:
         raise GradingError(f"the gradebook {book.path} has no results for assignment {args.assignment!r}")
-    folder = Path(args.feedback) if args.feedback else book.path.parent / "feedback" / args.assignment
+    folder = Path(args.feedback) if args.feedback else feedback_folder(book.path, args.assignment)
     updated = 0
     for student, o in sorted(results.items()):
         if o.reason:

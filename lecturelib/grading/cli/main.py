@@ -31,6 +31,7 @@ from ..autograde.selfcheck import self_check
 from ..core.exercise import assign
 from ..core.notebook import GradingError
 from ..core.report import fmt, plain, write_atomic, write_json
+from ..core.submissions import feedback_folder
 from ..gradebook.batch import grade_batch
 from ..gradebook.store import Gradebook
 from . import review
@@ -248,7 +249,7 @@ def _feedback(args) -> int:
     from ..gradebook.regrades import requests, write_student_feedback
 
     with Gradebook(args.gradebook) as book:
-        folder = Path(args.output) if args.output else book.path.parent / "feedback" / args.assignment
+        folder = Path(args.output) if args.output else feedback_folder(book.path, args.assignment)
         written = write_feedback(book, args.assignment, folder)
         for student in sorted({r["student"] for r in requests(book.db, args.assignment)
                                if r["status"] == "resolved"}):

@@ -149,6 +149,7 @@ def _regrade(args, book) -> int:
     from pathlib import Path
 
     from ..core.report import plain
+    from ..core.submissions import feedback_folder
     from ..gradebook import regrades
 
     if args.resolve is not None:
@@ -156,7 +157,7 @@ def _regrade(args, book) -> int:
             raise GradingError("--resolve needs --grader NAME and --decision TEXT")
         if args.items is not None and args.override is not None:
             raise GradingError("--items (a written answer) or --override (a code question), not both")
-        folder = Path(args.feedback) if args.feedback else book.path.parent / "feedback" / args.assignment
+        folder = Path(args.feedback) if args.feedback else feedback_folder(book.path, args.assignment)
         items = None if args.items is None else [i for i in args.items.split(",") if i]
         state = regrades.resolve(book.db, args.resolve, who=args.grader, decision=args.decision,
                                  applied=items, override=args.override, feedback_dir=folder)

@@ -186,6 +186,12 @@ def notebook_from_bytes(data: bytes):
             raise GradingError(str(exc).replace(str(path), "the file")) from None
 
 
+def feedback_folder(gradebook_path, assignment: str) -> Path:
+    """Where an assignment's feedback files go unless told otherwise: beside the gradebook,
+    in ``feedback/ASSIGNMENT``."""
+    return Path(gradebook_path).parent / "feedback" / assignment
+
+
 def feedback_path(folder: Path, student: str) -> Path:
     """The feedback file of a student: the (safe, checked) name itself, so one per student."""
     if not NAME.match(student):

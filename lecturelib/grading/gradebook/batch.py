@@ -21,8 +21,8 @@ from ..autograde.job import run_job
 from ..autograde.sandbox import Limits, require_sandbox
 from ..core.notebook import GradingError, notebook_assignment
 from ..core.report import GradeReport, QuestionResult, plain, write_atomic
-from ..core.submissions import (NAME, NAME_RULE, Candidate, Unreadable, display, feedback_path,
-                               find_candidates, notebook_from_bytes, read_submission)
+from ..core.submissions import (NAME, NAME_RULE, Candidate, Unreadable, display, feedback_folder,
+                               feedback_path, find_candidates, notebook_from_bytes, read_submission)
 from .store import Gradebook
 from .workers import Executor, scheduler_security
 
@@ -171,7 +171,7 @@ def grade_batch(paths, *, assignment: str, gradebook: Gradebook, solutions_dir=N
     if any(not s.problem for s in todo):
         grader.reference(use_cache=use_reference_cache,
                          store=gradebook if use_reference_cache else None)
-    feedback_dir = Path(feedback_dir) if feedback_dir else gradebook.path.parent / "feedback" / assignment
+    feedback_dir = Path(feedback_dir) if feedback_dir else feedback_folder(gradebook.path, assignment)
     if todo:
         try:
             feedback_dir.mkdir(parents=True, exist_ok=True)

@@ -291,13 +291,23 @@ def merge(db, assignment: str, qid: str, numbers: list[int]) -> int:
 
 
 def grade_group(db, assignment: str, qid: str, number: int, *, who: str, applied,
-                comment: str = "", adjustment=0.0, adjustment_reason: str = "") -> list[dict]:
+                comment: str = "", adjustment=0.0, adjustment_reason: str = "",
+                versions: dict | None = None) -> list[dict]:
     """Grade every answer of group ``number`` alike, in one action; each member's grade is
-    recorded in the audit as coming from the group.  Returns the members' new states."""
+    recorded in the audit as coming from the group.  Returns the members' new states.
+
+    ``versions`` (student -> the grade's version the grader saw, as the app sends them):
+    a member graded by someone else since is a :class:`~.manual.Conflict`, found before
+    any member is written."""
     members = _group(db, assignment, qid, number)["students"]
+    current = {s: manual.grade_state(db, assignment, s, qid) for s in members}
+    if versions is not None:
+        for student in members:
+            if versions.get(student) != current[student]["version"]:
+                raise manual.Conflict(current[student], "version")
     states = []
     for student in members:
-        version = manual.grade_state(db, assignment, student, qid)["version"]
+        version = current[student]["version"]
         states.append(manual.save_grade(db, assignment, student, qid, who=who, version=version,
                                         applied=list(applied), comment=comment,
                                         adjustment=adjustment, adjustment_reason=adjustment_reason,

@@ -78,31 +78,59 @@ def _open_request(db, number: int) -> dict:
     return found[0]
 
 
+def open_request(db, assignment: str, student: str, qid: str) -> dict | None:
+    """The open request on one answer (the oldest, if several), or None."""
+    found = [r for r in requests(db, assignment, open_only=True)
+             if (r["student"], r["question"]) == (student, qid)]
+    return found[0] if found else None
+
+
+def first_graders(db, req: dict) -> set[str]:
+    """Who changed the answer's grade before the request was recorded: they do not
+    resolve it (a second mark counts; the person recording the request does not)."""
+    opened = db.execute("SELECT MIN(id) FROM audit WHERE assignment=? AND student=? AND question=? "
+                        "AND action=?", (req["assignment"], req["student"], req["question"],
+                                         f"regrade {req['id']} requested")).fetchone()[0]
+    rows = db.execute("SELECT DISTINCT who FROM audit WHERE assignment=? AND student=? AND "
+                      "question=? AND id<? AND action NOT LIKE 'regrade %'",
+                      (req["assignment"], req["student"], req["question"], opened or 0)).fetchall()
+    return {r[0] for r in rows}
+
+
 def resolve(db, number: int, *, who: str, decision: str, applied=None, override=None,
-            feedback_dir=None) -> dict:
+            feedback_dir=None, version: int | None = None, shown_sha: str | None = None) -> dict:
     """Resolve request ``number`` with ``decision`` (its reason, shown to the student).
 
     ``applied`` (rubric item ids) regrades a written answer, ``override`` (points) a code
-    question; neither keeps the grade.  The resolver must not be the person who graded the
-    answer.  With ``feedback_dir`` the student's feedback file there is written again.
-    Returns the answer's state after the decision.
+    question; neither keeps the grade.  The resolver must not be anyone who graded the
+    answer before the request (:func:`first_graders`).  ``version`` and ``shown_sha`` (the
+    grade's version and the answer's SHA-256 the resolver saw, as the app sends them) make
+    a decision taken on a grade or an answer that changed since a
+    :class:`~.manual.Conflict`.  With ``feedback_dir`` the student's feedback file there is
+    written again.  Returns the answer's state after the decision.
     """
     manual.check_grader(who)
     req = _open_request(db, number)
     decision = _reason(decision, "the decision")
     state = manual.grade_state(db, req["assignment"], req["student"], req["question"])
-    if state["grader"] and state["grader"] == who:
+    if who in first_graders(db, req):
         raise GradingError(f"{who} graded this answer: another grader resolves its regrade request")
+    if version is not None and version != state["version"]:
+        raise manual.Conflict(state, "version")
+    if shown_sha is not None and shown_sha != manual.answer_sha(state["answer"]):
+        raise manual.Conflict(state, "answer")
     via = f"regrade {number}"
     if applied is not None:
         state = manual.save_grade(db, req["assignment"], req["student"], req["question"], who=who,
                                   version=state["version"], applied=list(applied),
                                   comment=state["comment"], adjustment=state["adjustment"],
-                                  adjustment_reason=state["adjustment_reason"], via=via)
+                                  adjustment_reason=state["adjustment_reason"], via=via,
+                                  shown_sha=shown_sha)
     elif override is not None:
         state = manual.save_override(db, req["assignment"], req["student"], req["question"],
                                      who=who, version=state["version"], points=override,
-                                     reason=f"{via}: {decision}"[:manual.MAX_REASON])
+                                     reason=f"{via}: {decision}"[:manual.MAX_REASON],
+                                     shown_sha=shown_sha)
     with db:
         db.execute("UPDATE regrade_requests SET status='resolved', decided_by=?, decision=?, "
                    "decided_at=? WHERE id=?", (who, decision, _now(), number))

@@ -51,6 +51,7 @@ import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
+from ..core.submissions import feedback_folder
 from ..gradebook import allocation, groups, manual, regrades
 from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
@@ -232,6 +233,9 @@ class Grade(Base):
         second = self.owes_second_mark(assignment, qid, student)
         client = (blind_state(state, sid, assignment, qid) if second
                   else client_state(state, sid, assignment, qid))
+        regrade = None if second else self.regrade(assignment, student, qid)
+        if regrade:
+            client["regrade"] = regrade["id"]
         self.page("grade.html", assignment=assignment, question=question, items=items,
                   state=state, client=client, label=label, second=second,
                   answer_html=answer_html, note=note, model_html=model_html,
@@ -239,7 +243,20 @@ class Grade(Base):
                   previous=base + str(index) if index else "",
                   next=base + str(index + 2) if index + 1 < len(roster) else "",
                   next_ungraded=f"/next/{assignment}/{qid}" if question["kind"] == "written" else "",
-                  below=state["reason"].endswith(BELOW))
+                  below=state["reason"].endswith(BELOW), regrade=regrade)
+
+    def regrade(self, assignment: str, student: str, qid: str) -> dict | None:
+        """The open regrade request on this answer, and whether this grader may resolve it
+        (not if they graded the answer before the request, nor without a name)."""
+        db = self.ctx.book.db
+        req = regrades.open_request(db, assignment, student, qid)
+        if req is None:
+            return None
+        why_not = ("set your name on the start page first: a decision is recorded under it"
+                   if manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) is None else
+                   "you graded this answer before the request: another grader resolves it"
+                   if self.grader in regrades.first_graders(db, req) else "")
+        return {**req, "why_not": why_not}
 
 
 BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
@@ -272,10 +289,11 @@ class Groups(Base):
         shown = []
         for g in groups.groups(db, assignment, qid):
             members = sorted(g["students"], key=position.get)
-            answers = {s: manual.grade_state(db, assignment, s, qid)["answer"] for s in members}
-            shown.append({**g, "html": (await self.ctx.renderer.render(answers[members[0]]))[0],
+            states = {s: manual.grade_state(db, assignment, s, qid) for s in members}
+            shown.append({**g, "html": (await self.ctx.renderer.render(states[members[0]]["answer"]))[0],
                           "students": [{"sid": self.ctx.sid(s), "label": labels[s], "position": position[s],
-                                        "sha": manual.answer_sha(answers[s])} for s in members]})
+                                        "sha": manual.answer_sha(states[s]["answer"]),
+                                        "version": states[s]["version"]} for s in members]})
         self.page("groups.html", assignment=assignment, question=question, groups=shown,
                   items=manual.rubric(db, assignment, qid))
 
@@ -327,8 +345,14 @@ class Stats(Base):
             r = s["item"].get("discrimination")
             s["discrimination_bar"] = None if r is None else round(100 * min(abs(r), 1))
         labels = self.ctx.labels(assignment)
-        # a student's own words may name them: not shown in anonymous mode
+        positions = {}
+        for qid in {r["question"] for r in regrades.requests(db, assignment)}:
+            positions[qid] = {s: i + 1 for i, (_, s, _) in enumerate(self.ctx.order(assignment, qid))}
+        # a student's own words may name them: not shown in anonymous mode (the answer's
+        # page, where the request is resolved, shows them beside the answer)
         queue = [dict(r, label=labels.get(r["student"], ""),
+                      link=f"/grade/{assignment}/{r['question']}/{positions[r['question']][r['student']]}"
+                      if r["student"] in positions[r["question"]] else "",
                       reason=r["reason"] if not self.ctx.anonymous else "(hidden: anonymous mode)") for r in
                  sorted(regrades.requests(db, assignment), key=lambda r: (r["status"] != "open", r["id"]))]
         self.page("stats.html", assignment=assignment, stats=stats, analysis=analysis, queue=queue)
@@ -389,6 +413,16 @@ class Api(Base):
             raise tornado.web.HTTPError(400, reason="Missing the answer's hash")
         return sha
 
+    def _wrap(self, change, assignment, student, qid, sid):
+        """``change`` whose conflict carries the state as the page knows it."""
+        def wrapped():
+            try:
+                return change()
+            except manual.Conflict as conflict:
+                raise manual.Conflict(client_state(conflict.current, sid, assignment, qid),
+                                      conflict.why) from None
+        return wrapped
+
     def run(self, change):
         try:
             result = change()
@@ -418,15 +452,6 @@ class GradeApi(Api):
                                       confirmed=data.get("confirm") is True)
             return client_state(state, sid, assignment, qid)
         self.run(self._wrap(change, assignment, student, qid, sid))
-
-    def _wrap(self, change, assignment, student, qid, sid):
-        def wrapped():
-            try:
-                return change()
-            except manual.Conflict as conflict:
-                raise manual.Conflict(client_state(conflict.current, sid, assignment, qid),
-                                      conflict.why) from None
-        return wrapped
 
 
 class OverrideApi(GradeApi):
@@ -460,18 +485,25 @@ class GroupsApi(Api):
             raise tornado.web.HTTPError(400, reason=str(exc)[:200]) from None
         if action == "grade":
             number = data.get("group")
-            shown = data.get("members")
-            if not isinstance(shown, dict) or number not in current:
-                raise tornado.web.HTTPError(400, reason="Name a group and its members")
+            shown, versions = data.get("members"), data.get("versions")
+            if not (isinstance(shown, dict) and isinstance(versions, dict)) or number not in current:
+                raise tornado.web.HTTPError(400, reason="Name a group, its members and their grades' versions")
             members = {self.ctx.sid(s): answer_sha_of(db, assignment, s, qid) for s in current[number]}
-            if members != shown:
+            if members != shown or set(versions) != set(members):
                 self.set_status(409)
                 self.finish({"conflict": "group"})
                 return
-            self.run(lambda: {"graded": len(groups.grade_group(
-                db, assignment, qid, number, who=self.grader, applied=data.get("applied"),
-                comment=data.get("comment", ""), adjustment=data.get("adjustment", 0),
-                adjustment_reason=data.get("adjustment_reason", "")))})
+            seen = {by_sid[sid]: v for sid, v in versions.items()}
+
+            def grade():
+                try:
+                    return {"graded": len(groups.grade_group(
+                        db, assignment, qid, number, who=self.grader, applied=data.get("applied"),
+                        comment=data.get("comment", ""), adjustment=data.get("adjustment", 0),
+                        adjustment_reason=data.get("adjustment_reason", ""), versions=seen))}
+                except manual.Conflict:  # a member graded by someone else since the page: no names
+                    raise manual.Conflict({}, "graded") from None
+            self.run(grade)
         elif action == "split":
             sids = data.get("sids")
             if not isinstance(sids, list) or not sids or not all(s in by_sid for s in sids):
@@ -503,6 +535,38 @@ class SecondMarkApi(Api):
         self.run(lambda: {k: v for k, v in allocation.save_second_mark(
             self.ctx.book.db, assignment, student, qid, who=self.grader, applied=data.get("applied"),
             adjustment=data.get("adjustment", 0)).items() if k != "student"})
+
+
+class RegradeApi(Api):
+    """Resolve a regrade request from the answer's page: keep the grade, or give the rubric
+    items (written) or the points (code) the page names, with a decision for the student;
+    the student's feedback file is written again (:func:`..gradebook.regrades.resolve`)."""
+
+    def post(self):
+        data = self.body()
+        assignment, qid, student, sid = self.target(data)
+        version, shown = self.version(data), self.shown_sha(data)
+        db = self.ctx.book.db
+        req = regrades.open_request(db, assignment, student, qid)
+        if req is None or req["id"] != data.get("request"):
+            raise tornado.web.HTTPError(400, reason="No open regrade request on this answer")
+        if manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) is None:
+            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
+        outcome = data.get("outcome")
+        if outcome not in ("keep", "change"):
+            raise tornado.web.HTTPError(400, reason="Say whether the grade is kept or changed")
+        change = outcome == "change"
+        written = self.question(assignment, qid)["kind"] == "written"
+
+        def resolve():
+            state = regrades.resolve(
+                db, req["id"], who=self.grader, decision=data.get("decision"),
+                applied=data.get("applied") if change and written else None,
+                override=data.get("points") if change and not written else None,
+                version=version, shown_sha=shown,
+                feedback_dir=feedback_folder(self.ctx.book.path, assignment))
+            return client_state(state, sid, assignment, qid)
+        self.run(self._wrap(resolve, assignment, student, qid, sid))
 
 
 class RubricApi(Api):
@@ -569,6 +633,7 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/api/override", OverrideApi, a),
         (r"/api/rubric", RubricApi, a),
         (r"/api/second-mark", SecondMarkApi, a),
+        (r"/api/regrade", RegradeApi, a),
         (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
         (r"/static/(app\.js|app\.css|mathjax-config\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),

@@ -10,7 +10,9 @@
 // their form.  Typed text is never lost: what the grader types and has not saved is kept
 // per answer in this origin's localStorage (restored when the answer is opened again),
 // leaving the answer with it warns first, and a change refused by a conflict is shown
-// beside the grade that won.  Times are shown in the browser's time zone.
+// beside the grade that won.  An open regrade request on the answer is resolved from its
+// page (keep the grade, or the items or points the form names, with a decision for the
+// student).  Times are shown in the browser's time zone.
 "use strict";
 (function () {
   const KEY = "lecturelib-change-key";
@@ -234,10 +236,40 @@
     });
   });
 
+  // ------------------------------------------------------------ a regrade request's decision
+  const regradeSection = gradeCol.querySelector(":scope > section.regrade");
+  const regradeForm = regradeSection && regradeSection.querySelector(":scope > form#regrade-form");
+  if (regradeSection) regradeSection.querySelectorAll(":scope > p.meta > time[datetime]").forEach(function (t) {
+    t.textContent = localTime(t.getAttribute("datetime"));
+  });
+  function decisionTyped() { return regradeForm ? field(regradeForm, "decision").value.trim() !== "" : false; }
+  if (regradeForm) regradeForm.addEventListener("submit", async function (e) {
+    e.preventDefault();
+    const outcome = regradeForm.querySelector('input[name="outcome"]:checked').value;
+    const body = {assignment: state.assignment, question: state.question, sid: state.sid,
+                  version: state.version, answer_sha: shownSha, request: Number(regradeForm.dataset.request),
+                  outcome: outcome, decision: field(regradeForm, "decision").value};
+    if (state.kind === "written") {
+      body.applied = [];
+      regradeForm.querySelectorAll(':scope > fieldset > label > input[name="item"]').forEach(function (c) {
+        if (c.checked) body.applied.push(c.value);
+      });
+    } else body.points = Number(field(regradeForm, "points").value);
+    const reply = await post("/api/regrade", body);
+    if (reply.status === 200) { leaving = true; window.location.reload(); return; }
+    if (reply.status === 409) {
+      conflictShown("the regrade decision", reply.data.conflict, reply.data.state);
+      if (reply.data.conflict !== "answer") show(reply.data.state);
+    } else {
+      conflict.hidden = false;
+      conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
+    }
+  });
+
   // ------------------------------------------------------------ leaving the answer
   let warned = false, leaving = false;
   function leave(href) {
-    if (unsaved() && !warned) {
+    if ((unsaved() || decisionTyped()) && !warned) {
       warned = true;
       unsavedBox.hidden = false;
       unsavedBox.textContent = "You typed text that is not saved. Save it (Ctrl+Enter), or go on " +
@@ -253,7 +285,7 @@
     if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); leave(links[k].href); });
   });
   window.addEventListener("beforeunload", function (e) {
-    if (!leaving && unsaved()) { e.preventDefault(); e.returnValue = ""; }
+    if (!leaving && (unsaved() || decisionTyped())) { e.preventDefault(); e.returnValue = ""; }
   });
 
   document.addEventListener("keydown", function (e) {
@@ -293,9 +325,26 @@
   function secondMark() {
     const items = gradeCol.querySelectorAll(":scope > ol.rubric > li > button.item");
     const secondForm = gradeCol.querySelector(":scope > form#second-form");
+    let marked = false, warnedOnce = false;  // marks made and not saved yet
     function flip(b) {
       b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
+      marked = true;
     }
+    field(secondForm, "adjustment").addEventListener("input", function () { marked = true; });
+    function leaveMark(href) {
+      if (marked && !warnedOnce) {
+        warnedOnce = true;
+        unsavedBox.hidden = false;
+        unsavedBox.textContent = "Your second mark is not saved. Save it, or go on (press the key or " +
+          "click again) and it is lost.";
+        return;
+      }
+      marked = false;
+      window.location.href = href;
+    }
+    window.addEventListener("beforeunload", function (e) {
+      if (marked) { e.preventDefault(); e.returnValue = ""; }
+    });
     items.forEach(function (b) { b.addEventListener("click", function () { flip(b); }); });
     secondForm.addEventListener("submit", async function (e) {
       e.preventDefault();
@@ -305,7 +354,10 @@
         assignment: state.assignment, question: state.question, sid: state.sid, answer_sha: shownSha,
         applied: applied, adjustment: Number(field(secondForm, "adjustment").value || 0)
       });
-      if (reply.status === 200) { conflict.hidden = true; say("Saved: second mark."); return; }
+      if (reply.status === 200) {
+        conflict.hidden = true; unsavedBox.hidden = true; marked = false; warnedOnce = false;
+        say("Saved: second mark."); return;
+      }
       conflict.hidden = false;
       conflict.textContent = reply.status === 409
         ? "Conflict: the student handed in a new answer since this page was opened; your mark was NOT saved."
@@ -313,10 +365,13 @@
     });
     const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
                    u: pager.querySelector(":scope > a#next-ungraded")};
+    Object.keys(links).forEach(function (k) {
+      if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); leaveMark(links[k].href); });
+    });
     document.addEventListener("keydown", function (e) {
       const tag = (e.target && e.target.tagName) || "";
       if (tag === "INPUT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (links[e.key]) window.location.href = links[e.key].href;
+      if (links[e.key]) leaveMark(links[e.key].href);
       else if (/^[1-9]$/.test(e.key) && items[Number(e.key) - 1]) { e.preventDefault(); flip(items[Number(e.key) - 1]); }
     });
   }
@@ -330,7 +385,9 @@
       const reply = await post("/api/groups", Object.assign({assignment: where.assignment, question: where.question}, body));
       if (reply.status === 200) { status.textContent = "Saved: " + what + "."; window.location.reload(); return; }
       conflict.hidden = false;
-      conflict.textContent = reply.status === 409
+      conflict.textContent = reply.status === 409 && reply.data.conflict === "graded"
+        ? "Conflict: someone graded an answer of this group since this page was opened. Nothing was saved; reload the page to see the grades."
+        : reply.status === 409
         ? "Conflict: the group changed since this page was opened (an answer handed in again, a split or a merge). Nothing was saved; reload the page."
         : "Not saved: " + (reply.data.error || ("error " + reply.status));
     }
@@ -338,13 +395,16 @@
       const number = Number(section.dataset.group);
       const splitForm = section.querySelector(":scope > .columns > div > form.split-form");
       const gradeForm = section.querySelector(":scope > .columns > form.group-grade");
-      const members = {};
-      splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) { members[c.value] = c.dataset.sha; });
+      const members = {}, versions = {};
+      splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) {
+        members[c.value] = c.dataset.sha;
+        versions[c.value] = Number(c.dataset.version);
+      });
       gradeForm.addEventListener("submit", function (e) {
         e.preventDefault();
         const applied = [];
         gradeForm.querySelectorAll(':scope > fieldset > label > input[name="item"]').forEach(function (c) { if (c.checked) applied.push(c.value); });
-        change({action: "grade", group: number, members: members, applied: applied,
+        change({action: "grade", group: number, members: members, versions: versions, applied: applied,
                 comment: gradeForm.elements.namedItem("comment").value,
                 adjustment: Number(gradeForm.elements.namedItem("adjustment").value || 0),
                 adjustment_reason: gradeForm.elements.namedItem("adjustment_reason").value},
