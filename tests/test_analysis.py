@@ -127,3 +127,39 @@ def test_the_command_prints_the_same_analysis_as_json_and_as_a_table(graded_clas
     assert "Cronbach's alpha" in table and "grader ta1" in table
     assert main(["gradebook", "analyze", "--assignment", "nothere", "--gradebook", path]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_plot_draws_what_the_analysis_computed(graded_class, tmp_path, capsys):
+    """``analyze --plot``: the discrimination bars are the analysis's values (checked above
+    against scipy), the dots of each question are its graded answers' shares of the
+    maximum (pending ones left out), and the file is the format its suffix names."""
+    from lecturelib.grading.gradebook.analysis import analysis_figure
+
+    _, expected = independent(graded_class)
+    figure = analysis_figure(graded_class, "toy")
+    spread, bars = figure.axes
+    assert [t.get_text() for t in spread.get_yticklabels()] == ["q1", "q2", "q3", "q4"]
+    widths = [p.get_width() for p in bars.patches]
+    assert widths == pytest.approx([expected[q]["discrimination"] for q in ("q1", "q2", "q3", "q4")])
+    maxima = {"q1": 2, "q2": 3, "q3": 1, "q4": 4}
+    counts = {}  # (question row, share) -> the number the label shows
+    for label in spread.texts:
+        counts[round(label.xy[1]), round(float(label.xy[0]), 6)] = int(label.get_text())
+    for row, q in enumerate(("q1", "q2", "q3", "q4")):
+        graded = [r["points"] / maxima[q] for r in manual.effective_results(graded_class.db, "toy", q)
+                  if not r["pending"]]
+        shares, numbers = np.unique(graded, return_counts=True)
+        assert {k[1]: n for k, n in counts.items() if k[0] == row} == dict(zip(np.round(shares, 6), numbers))
+        assert sum(numbers) == expected[q]["answers"]
+        (mean,) = [line for line in spread.lines if np.allclose(line.get_ydata(), [row - 0.3, row + 0.3])]
+        assert mean.get_xdata()[0] == pytest.approx(np.mean(graded))
+    path = str(graded_class.path)
+    for name, magic in (("a.png", b"\x89PNG"), ("a.svg", b"<?xml"), ("a.pdf", b"%PDF")):
+        assert main(["gradebook", "analyze", "--assignment", "toy", "--gradebook", path,
+                     "--plot", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_bytes().startswith(magic)
+    capsys.readouterr()
+    assert main(["gradebook", "analyze", "--assignment", "toy", "--gradebook", path,
+                 "--plot", str(tmp_path / "a.gif")]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and ".gif" in error and not (tmp_path / "a.gif").exists()

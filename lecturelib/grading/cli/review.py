@@ -22,6 +22,8 @@ def add_review_commands(gsub, default_gradebook: str) -> None:
     a.add_argument("--assignment", required=True)
     a.add_argument("--gradebook", default=default_gradebook)
     a.add_argument("--json", action="store_true", help="print the analysis as JSON")
+    a.add_argument("--plot", metavar="FILE", help="also draw the score distributions and the "
+                                                  "discrimination per question (.png, .svg or .pdf)")
 
     g = gsub.add_parser("groups", help="answers of one written question grouped by what they "
                                        "say; split, merge, or grade a group in one action",
@@ -108,6 +110,10 @@ def _analyze(args, book) -> int:
     from ..gradebook.analysis import analysis_table, analyze
 
     result = analyze(book, args.assignment)
+    if args.plot:
+        from ..gradebook.analysis import save_analysis_figure
+
+        save_analysis_figure(book, args.assignment, args.plot)
     sys.stdout.write(json.dumps(result, indent=2) + "\n" if args.json else analysis_table(result))
     return 0
 

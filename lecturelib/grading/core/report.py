@@ -164,9 +164,9 @@ def fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def write_atomic(path, text: str) -> None:
-    """Write ``text`` to ``path`` by an atomic rename, refusing to write through anything
-    but a regular file (a FIFO, a symbolic link, a device or a folder)."""
+def write_atomic(path, text: str | bytes) -> None:
+    """Write ``text`` (UTF-8) or bytes to ``path`` by an atomic rename, refusing to write
+    through anything but a regular file (a FIFO, a symbolic link, a device or a folder)."""
     path = Path(path)
     try:
         info = os.lstat(path)
@@ -182,7 +182,8 @@ def write_atomic(path, text: str) -> None:
     except OSError as exc:
         raise GradingError(f"cannot write {path}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes)
+              else os.fdopen(fd, "w", encoding="utf-8")) as out:
             out.write(text)
         os.replace(tmp, path)
     except OSError as exc:

@@ -23,7 +23,9 @@ on the same questions.
 
 from __future__ import annotations
 
+import io
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -162,3 +164,63 @@ def analysis_table(result: dict) -> str:
                      f"points in {_cell(100 * d['same_points'], 0)}%, mean difference "
                      f"{_cell(d['mean_difference'])}; Cohen's kappa per item: {kappas}")
     return "\n".join(lines) + "\n"
+
+
+WEAK_DISCRIMINATION = 0.2  # a common rule of thumb: below it, read the question again
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
+def analysis_figure(book, assignment: str):
+    """The analysis as a picture (``gradebook analyze --plot``): on the left each question's
+    points as a share of its maximum (a dot per score given, its area and label the number
+    of answers with that score, a bar at the mean; pending answers left out), on the right
+    its discrimination as a bar, with a line at :data:`WEAK_DISCRIMINATION`.  A Matplotlib
+    ``Figure`` (no pyplot, no display)."""
+    from matplotlib.figure import Figure
+
+    result = analyze(book, assignment)
+    questions = manual.questions(book.db, assignment)
+    _, points = score_matrix(manual.effective_results(book.db, assignment), [q["id"] for q in questions])
+    labels = [q["id"] for q in questions]
+    shares = [points[~np.isnan(points[:, j]), j] / q["points"] if q["points"] else np.array([])
+              for j, q in enumerate(questions)]
+    rows = np.arange(len(questions))
+    figure = Figure(figsize=(9, 0.45 * len(questions) + 1.6), layout="constrained")
+    spread, discrimination = figure.subplots(1, 2, sharey=True, width_ratios=(3, 2))
+    biggest = max((np.unique(v, return_counts=True)[1].max() for v in shares if len(v)), default=1)
+    for row, values in zip(rows, shares):
+        if not len(values):
+            continue
+        distinct, counts = np.unique(values, return_counts=True)
+        spread.scatter(distinct, np.full(len(distinct), row), s=20 + 380 * counts / biggest,
+                       color="tab:blue", alpha=0.6, linewidths=0)
+        for x, count in zip(distinct, counts):
+            spread.annotate(str(count), (x, row), xytext=(0, 12), textcoords="offset points",
+                            ha="center", fontsize=7, color="0.3")
+        spread.plot([values.mean()] * 2, [row - 0.3, row + 0.3], color="black", linewidth=1.5)
+    spread.set(yticks=rows, yticklabels=labels, xlim=(-0.05, 1.05), xlabel="points / maximum (dots: answers with that score; bar: mean)",
+               title="Score distribution")
+    spread.invert_yaxis()
+    values = [q["discrimination"] if q["discrimination"] is not None else np.nan
+              for q in result["questions"]]
+    discrimination.barh(rows, values, height=0.5,
+                        color=["tab:red" if v < WEAK_DISCRIMINATION else "tab:blue" for v in np.nan_to_num(values)])
+    discrimination.axvline(WEAK_DISCRIMINATION, color="0.4", linestyle="--", linewidth=1)
+    discrimination.axvline(0, color="0.2", linewidth=0.8)
+    discrimination.set(xlim=(min(-0.2, np.nanmin(values, initial=0) - 0.05), 1), xlabel="discrimination $r_j$",
+                       title="Discrimination (corrected item-total)")
+    alpha = "not defined yet" if result["alpha"] is None else f"{result['alpha']:.2f}"
+    figure.suptitle(f"{assignment}: {result['students']} students, Cronbach's alpha {alpha}")
+    return figure
+
+
+def save_analysis_figure(book, assignment: str, path) -> None:
+    """Write :func:`analysis_figure` to ``path`` (PNG, SVG or PDF, by its suffix)."""
+    from ..core.report import write_atomic
+
+    path = Path(path)
+    if path.suffix.lower() not in PLOT_FORMATS:
+        raise GradingError(f"--plot writes {', '.join(PLOT_FORMATS)} files, not {plain(path.suffix, 20) or 'a file without suffix'}")
+    buffer = io.BytesIO()
+    analysis_figure(book, assignment).savefig(buffer, format=path.suffix[1:].lower(), dpi=120)
+    write_atomic(path, buffer.getvalue())
