@@ -27,33 +27,49 @@ def book(tmp_path):
         yield gb
 
 
-def test_the_order_is_fixed_pseudo_random_and_differs_per_question():
-    order = allocation.fair_order("toy", "q4", STUDENTS)
+def test_the_order_is_fixed_pseudo_random_and_differs_per_question(book, tmp_path):
+    order = allocation.fair_order(book.db, "toy", "q4", STUDENTS)
     assert sorted(order) == STUDENTS and order != STUDENTS
-    assert allocation.fair_order("toy", "q4", list(reversed(STUDENTS))) == order  # input order
-    assert allocation.fair_order("toy", "q8", STUDENTS) != order
+    assert allocation.fair_order(book.db, "toy", "q4", list(reversed(STUDENTS))) == order  # input order
+    assert allocation.fair_order(book.db, "toy", "q8", STUDENTS) != order
+    with Gradebook(book.path) as again:  # the same after a restart
+        assert allocation.fair_order(again.db, "toy", "q4", STUDENTS) == order
 
 
-def test_shares_deal_the_order_round_robin():
-    shares = allocation.shares("toy", "q4", STUDENTS, GRADERS)
+def test_the_order_is_keyed_by_the_gradebook(book, tmp_path):
+    """With the class list alone, nobody can work out the order, the graders' shares or the
+    double-marked sample: they depend on a random key of the gradebook (before, on the
+    SHA-256 of assignment/question/student alone)."""
+    import hashlib
+
+    unkeyed = sorted(STUDENTS, key=lambda s: hashlib.sha256(f"order/toy/q4/{s}".encode()).hexdigest())
+    orders = [allocation.fair_order(book.db, "toy", "q4", STUDENTS)]
+    for i in range(3):
+        with Gradebook(tmp_path / f"other{i}.sqlite") as other:
+            orders.append(allocation.fair_order(other.db, "toy", "q4", STUDENTS))
+    assert unkeyed not in orders and len({tuple(o) for o in orders}) == len(orders)
+
+
+def test_shares_deal_the_order_round_robin(book):
+    shares = allocation.shares(book.db, "toy", "q4", STUDENTS, GRADERS)
     assert sorted(sum(shares.values(), [])) == STUDENTS
     assert [len(m) for m in shares.values()] == [10, 10, 10]
-    assert shares["Ann Lee"][0] == allocation.fair_order("toy", "q4", STUDENTS)[0]
+    assert shares["Ann Lee"][0] == allocation.fair_order(book.db, "toy", "q4", STUDENTS)[0]
     with pytest.raises(GradingError, match="once"):
-        allocation.shares("toy", "q4", STUDENTS, ["A", "A"])
+        allocation.shares(book.db, "toy", "q4", STUDENTS, ["A", "A"])
 
 
 def test_next_ungraded_walks_a_graders_share_then_their_second_marks(book):
-    shares = allocation.shares("toy", "q4", STUDENTS, GRADERS)
+    shares = allocation.shares(book.db, "toy", "q4", STUDENTS, GRADERS)
     kwargs = {"grader": "Bo Chen", "graders": GRADERS}
     assert allocation.next_ungraded(book.db, "toy", "q4", **kwargs) == shares["Bo Chen"][0]
     for student in STUDENTS:
         first = next(g for g, mine in shares.items() if student in mine)
         manual.save_grade(book.db, "toy", student, "q4", who=first, version=0, applied=["a"])
     assert allocation.next_ungraded(book.db, "toy", "q4", **kwargs) is None
-    sample = allocation.double_sample("toy", "q4", STUDENTS, 10)
-    assert len(sample) == 3 and sample == allocation.double_sample("toy", "q4", STUDENTS, 10)
-    owed = [s for s in sample if allocation.second_grader("toy", "q4", s, STUDENTS, GRADERS) == "Bo Chen"]
+    sample = allocation.double_sample(book.db, "toy", "q4", STUDENTS, 10)
+    assert len(sample) == 3 and sample == allocation.double_sample(book.db, "toy", "q4", STUDENTS, 10)
+    owed = [s for s in sample if allocation.second_grader(book.db, "toy", "q4", s, STUDENTS, GRADERS) == "Bo Chen"]
     found = allocation.next_ungraded(book.db, "toy", "q4", percent=10, **kwargs)
     assert found == (owed[0] if owed else None)
 
@@ -84,7 +100,7 @@ def test_the_commands(book, capsys):
     path = str(book.path)
     base = ["--assignment", "toy", "--question", "q4", "--gradebook", path]
     assert main(["gradebook", "next", *base, "--grader", "Ann Lee", "--graders", ",".join(GRADERS)]) == 0
-    assert capsys.readouterr().out.strip() == allocation.shares("toy", "q4", STUDENTS, GRADERS)["Ann Lee"][0]
+    assert capsys.readouterr().out.strip() == allocation.shares(book.db, "toy", "q4", STUDENTS, GRADERS)["Ann Lee"][0]
     manual.save_grade(book.db, "toy", "s05", "q4", who="Ann Lee", version=0, applied=["a"])
     assert main(["gradebook", "second-mark", *base, "--student", "s05", "--grader", "Bo Chen",
                  "--items", "a,b"]) == 0

@@ -1,9 +1,11 @@
 """Who grades which answer, in which order, and blind double marking of a sample.
 
-- **A fair order.** The answers of a question are taken in the order of the SHA-256 of
-  ``assignment/question/student``: pseudo-random, different for every question, and the
-  same on every restart and for every grader, so the same students are not always graded
-  first (by a fresh grader) or last (by a tired one).
+- **A fair order.** The answers of a question are taken in the order of the HMAC-SHA256
+  of ``assignment/question/student`` under a random key kept in the gradebook: pseudo-random,
+  different for every question, the same on every restart and for every grader, so the same
+  students are not always graded first (by a fresh grader) or last (by a tired one); and,
+  keyed, not something a student with the class list can work out (nor whether their
+  answer is in the double-marked sample, nor who grades it).
 - **Shares.** With graders named (``serve --graders "Ann Lee,Bo Chen"``), that order is
   dealt round-robin, so each grader's share is a fair sample of the class.
 - **Anonymous numbers.** In anonymous mode the app calls each student "Student N", with
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import hmac
 import json
 import secrets
 
@@ -40,23 +43,27 @@ CREATE TABLE IF NOT EXISTS anonymous_numbers (
 """
 
 
-def _rank(salt: str, assignment: str, qid: str, student: str) -> str:
-    return hashlib.sha256(f"{salt}/{assignment}/{qid}/{student}".encode()).hexdigest()
+def _rank(key: bytes, salt: str, assignment: str, qid: str, student: str) -> str:
+    return hmac.new(key, f"{salt}/{assignment}/{qid}/{student}".encode(), hashlib.sha256).hexdigest()
 
 
-def fair_order(assignment: str, qid: str, students) -> list[str]:
-    """``students`` in the question's fixed pseudo-random order."""
-    return sorted(students, key=lambda s: _rank("order", assignment, qid, s))
+def fair_order(db, assignment: str, qid: str, students) -> list[str]:
+    """``students`` in the question's fixed pseudo-random order (keyed by the gradebook)."""
+    key = stored_key(db, "answer order")
+    return sorted(students, key=lambda s: _rank(key, "order", assignment, qid, s))
 
 
 def stored_key(db, name: str) -> bytes:
     """A random 32-byte key kept in the gradebook under ``name``, made the first time: the
     grading app's key of students' opaque ids, so that an id (and a grader's unsaved text
-    kept under it) names the same answer after a restart."""
+    kept under it) names the same answer after a restart, and the key of the fair order."""
     create_table(db)
-    with db:
-        db.execute("INSERT OR IGNORE INTO app_keys VALUES (?, ?)", (name, secrets.token_bytes(32)))
-    return bytes(db.execute("SELECT value FROM app_keys WHERE name=?", (name,)).fetchone()[0])
+    found = db.execute("SELECT value FROM app_keys WHERE name=?", (name,)).fetchone()
+    if found is None:  # made once; a write only then
+        with db:
+            db.execute("INSERT OR IGNORE INTO app_keys VALUES (?, ?)", (name, secrets.token_bytes(32)))
+        found = db.execute("SELECT value FROM app_keys WHERE name=?", (name,)).fetchone()
+    return bytes(found[0])
 
 
 def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:
@@ -80,30 +87,31 @@ def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:
     return {s: numbers[s] for s in students}
 
 
-def shares(assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
+def shares(db, assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
     """Each grader's answers: the fair order dealt round-robin."""
     if not graders or len(set(graders)) != len(graders):
         raise GradingError("name each grader once")
-    order = fair_order(assignment, qid, students)
+    order = fair_order(db, assignment, qid, students)
     return {g: order[i::len(graders)] for i, g in enumerate(graders)}
 
 
-def double_sample(assignment: str, qid: str, students, percent: float) -> list[str]:
+def double_sample(db, assignment: str, qid: str, students, percent: float) -> list[str]:
     """The answers of the question that get a second, blind mark: ``percent`` % of them
     (rounded up), chosen by their own hash, in the fair order."""
     if not 0 <= percent <= 100:
         raise GradingError("--double-mark is a percentage from 0 to 100")
     students = list(students)
     count = int(np.ceil(len(students) * percent / 100))
-    chosen = set(sorted(students, key=lambda s: _rank("double", assignment, qid, s))[:count])
-    return [s for s in fair_order(assignment, qid, students) if s in chosen]
+    key = stored_key(db, "answer order")
+    chosen = set(sorted(students, key=lambda s: _rank(key, "double", assignment, qid, s))[:count])
+    return [s for s in fair_order(db, assignment, qid, students) if s in chosen]
 
 
-def second_grader(assignment: str, qid: str, student: str, students, graders: list[str]) -> str:
+def second_grader(db, assignment: str, qid: str, student: str, students, graders: list[str]) -> str:
     """Who marks ``student``'s answer a second time: the grader after its first one."""
     if len(graders) < 2:
         raise GradingError("double marking needs at least two graders")
-    for i, (grader, mine) in enumerate(shares(assignment, qid, students, graders).items()):
+    for i, (grader, mine) in enumerate(shares(db, assignment, qid, students, graders).items()):
         if student in mine:
             return graders[(i + 1) % len(graders)]
     raise GradingError(f"no answer of {student!r} to {qid}")
@@ -201,12 +209,12 @@ def owes_second_mark(db, assignment: str, qid: str, student: str, *, grader: str
     if not (graders and grader in graders and percent):
         return False
     students = manual.students(db, assignment)
-    if student not in double_sample(assignment, qid, students, percent):
+    if student not in double_sample(db, assignment, qid, students, percent):
         return False
     state = manual.grade_state(db, assignment, student, qid)
     if state["kind"] != "written" or not state["graded"] or state["grader"] == grader:
         return False
-    if second_grader(assignment, qid, student, students, graders) != grader:
+    if second_grader(db, assignment, qid, student, students, graders) != grader:
         return False
     create_table(db)
     return db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=?",
@@ -221,16 +229,16 @@ def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,
     rows = [r for r in manual.effective_results(db, assignment, qid)]
     students = [r["student"] for r in rows]
     pending = {r["student"] for r in rows if r["pending"]}
-    mine = shares(assignment, qid, students, graders)[grader] if graders and grader in graders \
-        else fair_order(assignment, qid, students)
+    mine = shares(db, assignment, qid, students, graders)[grader] if graders and grader in graders \
+        else fair_order(db, assignment, qid, students)
     first = next((s for s in mine if s in pending), None)
     if first is not None or not (graders and grader in graders and percent):
         return first
     create_table(db)
     marked = {r[0] for r in db.execute("SELECT student FROM second_marks WHERE assignment=? AND "
                                        "question=?", (assignment, qid))}
-    for student in double_sample(assignment, qid, students, percent):
+    for student in double_sample(db, assignment, qid, students, percent):
         if (student not in pending and student not in marked
-                and second_grader(assignment, qid, student, students, graders) == grader):
+                and second_grader(db, assignment, qid, student, students, graders) == grader):
             return student
     return None

@@ -111,7 +111,7 @@ class Context:
     def order(self, assignment: str, qid: str) -> list[tuple[str, str, str]]:
         """``(sid, student, label)`` of every answer of ``qid``, in the question's fair order."""
         labels = self.labels(assignment)
-        return [(self.sid(s), s, labels[s]) for s in allocation.fair_order(assignment, qid, labels)]
+        return [(self.sid(s), s, labels[s]) for s in allocation.fair_order(self.book.db, assignment, qid, labels)]
 
 
 def roster_names(roster) -> dict[str, str]:
