@@ -53,8 +53,8 @@ pdf-instructor: $(STAMP)
 # every chapter and solution, one (student) book build.  make test-all, what CI runs, adds
 # the slow cross-checks marked `full`: notebooks under other BLAS settings and tightened
 # solver tolerances, both editions in Chromium at two widths, the PDF, the release rebuilt
-# from its zip, JupyterLab.  Both list the 20 slowest tests at the end.
-PYTEST = $(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -n 2 --dist loadfile --durations=20
+# from its zip, JupyterLab.  Both list the 20 slowest tests and every skip with its reason.
+PYTEST = $(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -rs -n 2 --dist loadfile --durations=20
 
 test: $(STAMP)
 	$(PYTEST) -m "not full"
