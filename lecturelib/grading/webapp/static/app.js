@@ -79,6 +79,28 @@
   const field = function (f, name) { return f.elements.namedItem(name); };
   const NAMES = gradeForm ? ["comment", "adjustment", "adjustment_reason"] : ["override", "override_reason"];
   const DRAFT = "lecturelib-draft:" + state.assignment + "/" + state.question + "/" + state.sid;
+  // leaving a page with work not saved: the pager's first link (or key) warns, the second goes
+  // on; closing the page or typing another address brings the browser's own question
+  function guardLeaving(notSaved, message) {
+    let warned = false, leaving = false;
+    window.addEventListener("beforeunload", function (e) {
+      if (!leaving && notSaved()) { e.preventDefault(); e.returnValue = ""; }
+    });
+    return {
+      go: function (href) {
+        if (notSaved() && !warned) {
+          warned = true;
+          unsavedBox.hidden = false;
+          unsavedBox.textContent = message;
+          return;
+        }
+        leaving = true;
+        window.location.href = href;
+      },
+      saved: function () { warned = false; unsavedBox.hidden = true; },
+      reload: function () { leaving = true; window.location.reload(); }
+    };
+  }
   if (state.second) { secondMark(); return; }
 
   function say(text) { status.textContent = text; }
@@ -107,7 +129,7 @@
   function fill(values) { NAMES.forEach(function (n) { field(form, n).value = values[n]; }); }
   function keepDraft() {
     if (unsaved()) window.localStorage.setItem(DRAFT, JSON.stringify(typed()));
-    else { window.localStorage.removeItem(DRAFT); unsavedBox.hidden = true; warned = false; }
+    else { window.localStorage.removeItem(DRAFT); guard.saved(); }
   }
 
   function show(s) {
@@ -228,7 +250,7 @@
         version: Number(f.dataset.version), points: Number(field(f, "points").value),
         text: field(f, "text").value
       });
-      if (reply.status === 200) { leaving = true; window.location.reload(); return; }
+      if (reply.status === 200) { guard.reload(); return; }
       conflict.hidden = false;
       conflict.textContent = reply.status === 409
         ? "Conflict: someone changed rubric item " + f.dataset.item + " first; reload the page to see it. Your edit was NOT saved."
@@ -256,7 +278,7 @@
       });
     } else body.points = Number(field(regradeForm, "points").value);
     const reply = await post("/api/regrade", body);
-    if (reply.status === 200) { leaving = true; window.location.reload(); return; }
+    if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409) {
       conflictShown("the regrade decision", reply.data.conflict, reply.data.state);
       if (reply.data.conflict !== "answer") show(reply.data.state);
@@ -267,25 +289,14 @@
   });
 
   // ------------------------------------------------------------ leaving the answer
-  let warned = false, leaving = false;
-  function leave(href) {
-    if ((unsaved() || decisionTyped()) && !warned) {
-      warned = true;
-      unsavedBox.hidden = false;
-      unsavedBox.textContent = "You typed text that is not saved. Save it (Ctrl+Enter), or go on " +
-        "(press the key or click again): it stays here as a draft for this answer, not saved.";
-      return;
-    }
-    leaving = true;
-    window.location.href = href;
-  }
+  const guard = guardLeaving(function () { return unsaved() || decisionTyped(); },
+    "You typed text that is not saved. Save it (Ctrl+Enter), or go on (press the key or click " +
+    "again): it stays here as a draft for this answer, not saved.");
+  const leave = guard.go;
   const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
                  u: pager.querySelector(":scope > a#next-ungraded")};
   Object.keys(links).forEach(function (k) {
     if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); leave(links[k].href); });
-  });
-  window.addEventListener("beforeunload", function (e) {
-    if (!leaving && (unsaved() || decisionTyped())) { e.preventDefault(); e.returnValue = ""; }
   });
 
   document.addEventListener("keydown", function (e) {
@@ -325,26 +336,14 @@
   function secondMark() {
     const items = gradeCol.querySelectorAll(":scope > ol.rubric > li > button.item");
     const secondForm = gradeCol.querySelector(":scope > form#second-form");
-    let marked = false, warnedOnce = false;  // marks made and not saved yet
+    let marked = false;  // marks made and not saved yet
+    const guard = guardLeaving(function () { return marked; }, "Your second mark is not saved. " +
+      "Save it, or go on (press the key or click again) and it is lost.");
     function flip(b) {
       b.setAttribute("aria-pressed", b.getAttribute("aria-pressed") === "true" ? "false" : "true");
       marked = true;
     }
     field(secondForm, "adjustment").addEventListener("input", function () { marked = true; });
-    function leaveMark(href) {
-      if (marked && !warnedOnce) {
-        warnedOnce = true;
-        unsavedBox.hidden = false;
-        unsavedBox.textContent = "Your second mark is not saved. Save it, or go on (press the key or " +
-          "click again) and it is lost.";
-        return;
-      }
-      marked = false;
-      window.location.href = href;
-    }
-    window.addEventListener("beforeunload", function (e) {
-      if (marked) { e.preventDefault(); e.returnValue = ""; }
-    });
     items.forEach(function (b) { b.addEventListener("click", function () { flip(b); }); });
     secondForm.addEventListener("submit", async function (e) {
       e.preventDefault();
@@ -355,7 +354,7 @@
         applied: applied, adjustment: Number(field(secondForm, "adjustment").value || 0)
       });
       if (reply.status === 200) {
-        conflict.hidden = true; unsavedBox.hidden = true; marked = false; warnedOnce = false;
+        conflict.hidden = true; marked = false; guard.saved();
         say("Saved: second mark."); return;
       }
       conflict.hidden = false;
@@ -366,12 +365,12 @@
     const links = {n: pager.querySelector(":scope > a#next"), p: pager.querySelector(":scope > a#previous"),
                    u: pager.querySelector(":scope > a#next-ungraded")};
     Object.keys(links).forEach(function (k) {
-      if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); leaveMark(links[k].href); });
+      if (links[k]) links[k].addEventListener("click", function (e) { e.preventDefault(); guard.go(links[k].href); });
     });
     document.addEventListener("keydown", function (e) {
       const tag = (e.target && e.target.tagName) || "";
       if (tag === "INPUT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (links[e.key]) leaveMark(links[e.key].href);
+      if (links[e.key]) guard.go(links[e.key].href);
       else if (/^[1-9]$/.test(e.key) && items[Number(e.key) - 1]) { e.preventDefault(); flip(items[Number(e.key) - 1]); }
     });
   }
