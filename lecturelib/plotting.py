@@ -39,6 +39,7 @@ __all__ = [
     "plot_decision_regions",
     "plot_bound_vs_simulation",
     "result_table",
+    "mean_sd",
 ]
 
 #: Width of a figure in inches: 660 pixels at 100 dpi, inside the 688-pixel text column.
@@ -520,3 +521,32 @@ def result_table(frame, caption, *, digits=None, index=True, name=None):
             raise ValueError(f"digits must give each column an int in [0, 12] decimals, "
                              f"got {[str(c)[:40] for c in bad[:5]]} with other values")
     return ResultTable(frame, caption, digits, index, name)
+
+
+@validate_params({"values": ["array-like"], "digits": [Interval(Integral, 0, 12)]})
+def mean_sd(values, digits):
+    """A table cell "mean (sd)" of repeated results, both rounded to ``digits`` decimals.
+
+    The standard deviation is that of the values themselves (``numpy.std``, dividing by
+    their number): it says how much the results vary from split to split, not how well
+    the mean is known.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        The results, e.g. one score per random split; finite, at least one.
+    digits : int in [0, 12]
+        Decimals of both numbers.
+
+    Returns
+    -------
+    cell : str
+
+    Examples
+    --------
+    >>> from lecturelib import plotting
+    >>> plotting.mean_sd([0.91, 0.88, 0.94], 3)
+    '0.910 (0.024)'
+    """
+    values = as_float_array(values, "values", ndim=1)
+    return f"{np.mean(values):.{digits}f} ({np.std(values):.{digits}f})"

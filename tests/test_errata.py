@@ -2,25 +2,26 @@
 number computed here or stored in the chapter's outputs (which nbval reproduces).
 
 The notebooks are read as JSON (no execution), so the whole file runs in well under a
-second.
+second.  A chapter of several pages (chapter 10) is read as one notebook, its pages' cells
+in reading order.
 """
 
 import ast
 import json
 import math
 import re
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
 from scipy.special import comb
 
+from chapterpages import chapter_notebook
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@lru_cache(maxsize=None)
 def notebook(name):
-    return json.loads((ROOT / "chapters" / name).read_text(encoding="utf-8"))
+    return chapter_notebook(name)
 
 
 def markdown(name):

@@ -237,3 +237,15 @@ def test_named_result_table_gives_a_float_index_the_tables_decimals():
     frame = pd.DataFrame({"rho": [0.91234, 0.5]}, index=pd.Index([0.0, 0.01], name="tau"))
     lines = plotting.result_table(frame, "c", digits=2, name="x").to_myst().splitlines()
     assert lines[5:7] == ["| 0.00 | 0.91 |", "| 0.01 | 0.50 |"]
+
+
+def test_mean_sd_is_the_mean_and_the_population_deviation():
+    import statistics
+
+    values = [0.912, 0.875, 0.941, 0.903]
+    mean, sd = statistics.fmean(values), statistics.pstdev(values)
+    assert plotting.mean_sd(values, 3) == f"{mean:.3f} ({sd:.3f})" == "0.908 (0.024)"
+    assert plotting.mean_sd(np.array([91.4, 96.8]), 1) == "94.1 (2.7)"
+    for bad, message in (([], "empty"), ([1.0, np.nan], "NaN"), ([[1.0]], "dimension")):
+        with pytest.raises(ValueError, match=message):
+            plotting.mean_sd(bad, 2)

@@ -386,10 +386,53 @@ def chapter_number(title: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _toctree_parents(env) -> dict[str, str]:
+    """Each page's parent: the page whose toctree lists it (``_toc.yml``'s ``sections:``)."""
+    parents = {}
+    for parent, children in env.toctree_includes.items():
+        for child in children:
+            parents.setdefault(child, parent)
+    return parents
+
+
+def chapter_of(env, docname, parents=None):
+    """(first page, number) of the chapter page ``docname`` belongs to, or (None, None).
+
+    A page whose title starts with a number ("10. Subspace methods") opens that chapter.
+    A page without one that ``_toc.yml`` lists among the ``sections:`` of a chapter's page
+    (chapter 10's later pages) continues that chapter: its figures, tables, equations
+    and theorems are numbered on from the pages before it ("Figure 10.7" after "10.6").
+    """
+    parents = _toctree_parents(env) if parents is None else parents
+    page, seen = docname, set()
+    while page is not None and page not in seen:
+        seen.add(page)
+        title = env.titles.get(page)
+        number = chapter_number(title.astext()) if title is not None else None
+        if number is not None:
+            return page, number
+        page = parents.get(page)
+    return None, None
+
+
 def _chapter_number_of(env, docname):
-    """The number the title of page ``docname`` starts with, or None."""
-    title = env.titles.get(docname)
-    return chapter_number(title.astext()) if title is not None else None
+    """The number of the chapter page ``docname`` belongs to (its own title's), or None."""
+    return chapter_of(env, docname)[1]
+
+
+def is_later_page(env, docname, parents=None) -> bool:
+    """True for a page that continues a chapter begun on an earlier page."""
+    first, _ = chapter_of(env, docname, parents)
+    return first is not None and first != docname
+
+
+def chapter_pages(env, first) -> list[str]:
+    """The pages of the chapter that opens on ``first``, in reading order (the toctree's)."""
+    pages = [first]
+    for child in env.toctree_includes.get(first, []):
+        if is_later_page(env, child):
+            pages += chapter_pages(env, child)
+    return pages
 
 
 def _number_per_chapter(app, env):
@@ -397,20 +440,36 @@ def _number_per_chapter(app, env):
 
     Sphinx's toctree collector (``env-get-updated``, run before this listener) counts each
     kind (theorem, equation, figure, ...) through the book when the toctree is not
-    numbered.  Here every page's items of each kind are counted again from 1, in the order
-    Sphinx found them, and prefixed with the page's chapter number.  Every consumer
-    (sphinx-proof's titles and ``{prf:ref}``, equation numbers, ``{numref}``, the LaTeX
-    builder) reads these numbers from ``env.toc_fignumbers``.
+    numbered.  Here each chapter's items of each kind are counted again from 1, in the
+    order Sphinx found them, page after page of the chapter (a chapter may run over
+    several pages, see `chapter_of`), and prefixed with the chapter number; a page outside
+    the chapters counts its own from 1.  Every consumer (sphinx-proof's titles and
+    ``{prf:ref}``, equation numbers, ``{numref}``, the LaTeX builder) reads these numbers
+    from ``env.toc_fignumbers``.
     """
+    parents = _toctree_parents(env)
+    groups: dict[str, list[str]] = {}
+    for docname in env.toc_fignumbers:
+        first, _ = chapter_of(env, docname, parents)
+        groups.setdefault(first or docname, []).append(docname)
     changed = []
-    for docname, kinds in env.toc_fignumbers.items():
-        number = _chapter_number_of(env, docname)
+    for first, pages in groups.items():
+        number = _chapter_number_of(env, first)
         prefix = () if number is None else (int(number) if number.isdigit() else number,)
-        renumbered = {kind: {node_id: (*prefix, i) for i, node_id in enumerate(ids, start=1)}
-                      for kind, ids in kinds.items()}
-        if renumbered != kinds:
-            env.toc_fignumbers[docname] = renumbered
-            changed.append(docname)
+        order = chapter_pages(env, first) if number is not None else [first]
+        pages.sort(key=lambda page: (order.index(page) if page in order else len(order), page))
+        counts: dict[str, int] = {}
+        for docname in pages:
+            kinds = env.toc_fignumbers[docname]
+            renumbered = {}
+            for kind, ids in kinds.items():
+                start = counts.get(kind, 0)
+                renumbered[kind] = {node_id: (*prefix, start + i)
+                                    for i, node_id in enumerate(ids, start=1)}
+                counts[kind] = start + len(ids)
+            if renumbered != kinds:
+                env.toc_fignumbers[docname] = renumbered
+                changed.append(docname)
     return changed
 
 
@@ -442,7 +501,10 @@ def _equation_numbers_for_latex(app, doctree, docname):
     ("4.3", "A.1")."""
     if app.builder.name != "latex":
         return
+    parents = _toctree_parents(app.env)
     for start in list(doctree.findall(addnodes.start_of_file)):
+        if is_later_page(app.env, start.get("docname"), parents):
+            continue  # its chapter's numbers run on (see _later_pages_into_their_chapter)
         number = _chapter_number_of(app.env, start.get("docname"))
         # The chapter heading itself is never numbered by LaTeX (its title has the number).
         tex = "\\setcounter{secnumdepth}{-1}"
@@ -498,6 +560,43 @@ def _folded_code_out_of_print(app, doctree, docname):
             cell.remove(sources[0])
         if not cell.children:
             cell.parent.remove(cell)
+
+
+def _later_pages_into_their_chapter(app, doctree, docname):
+    """In the PDF, a chapter that runs over several pages is one chapter.
+
+    A later page of a chapter (chapter 10's) is included where its chapter's page lists
+    it, one level below the chapter's title, so its sections would be subsections under
+    a section of the page's title.  Its sections become the chapter's sections instead,
+    numbered on ("10.5" after "10.4").  The page's title stays only where the page has
+    text of its own before its first section (chapter 10's page "SVM-2K" is one
+    section); a page whose opening is only for the HTML book (``{only} html``) loses it.
+    Run after the folded code is dropped, so a folded set-up cell does not count as text.
+    """
+    if app.builder.name != "latex":
+        return
+    parents = _toctree_parents(app.env)
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        if not is_later_page(app.env, start.get("docname"), parents):
+            continue
+        top = next((child for child in start.children if isinstance(child, nodes.section)), None)
+        if top is None:
+            continue
+        sections = [child for child in top.children if isinstance(child, nodes.section)]
+        # sphinx-proof finds a theorem's page (for its number) as the nearest section above
+        # it with the page's title among its names: the sections keep the page's title
+        title = app.env.titles[start["docname"]].astext().lower()
+        for section in sections:
+            top.remove(section)
+            section["names"].append(title)
+        quiet = (nodes.title, nodes.target, addnodes.index, nodes.comment)
+        if any(not isinstance(child, quiet) for child in top.children):
+            start.insert(start.index(top) + 1, sections)
+            continue
+        body = [child for child in top.children if not isinstance(child, nodes.title)]
+        if sections:  # the page's anchors go to its first section
+            sections[0]["ids"] = top["ids"] + sections[0]["ids"]
+        top.replace_self(body + sections)
 
 
 def _links_within_the_volume(app, doctree, docname):
@@ -681,6 +780,7 @@ def setup(app):
     app.connect("doctree-resolved", _equation_numbers_for_latex)
     app.connect("doctree-read", _preface_for_latex)
     app.connect("doctree-resolved", _folded_code_out_of_print)
+    app.connect("doctree-resolved", _later_pages_into_their_chapter)
     app.connect("doctree-resolved", _links_within_the_volume)
     app.connect("doctree-resolved", _proofs_for_latex)
     app.connect("doctree-resolved", _figures_and_solutions_for_html)
