@@ -20,8 +20,16 @@ Theorems, definitions, examples, numbered equations (everything Sphinx numbers t
 ``numfig``) are numbered per chapter: "Theorem 4.2", equation "(4.3)", "Theorem A.1" in
 appendix A.  The chapter's number is the one its title carries ("4. Support vector
 machines", "A. Constrained optimisation"), so the book needs no numbered toctree (which
-would number the titles a second time).  A page whose title has no number numbers its
-items from 1 on its own.
+would number the titles a second time).  A long chapter may run over several pages: its
+first page carries the number, the later pages are listed under it in ``_toc.yml``
+(``sections:``) with titles of their own, and the numbers run on from page to page
+("Figure 10.7" on the second page after "Figure 10.6" on the first); in the PDF the later
+pages' sections are the chapter's sections.  Any other page whose title has no number
+numbers its items from 1 on its own.
+
+The HTML book has two indexes, as the PDF has one per volume: the general index
+(``genindex``) holds the chapters' terms, and a page of the library reference
+(``lecturelib_api_index``) the names of the API, each pointing to the other.
 
 The search index holds the pages' prose, not the code of their notebook cells, and a
 scorer (``_static/search_scorer.js``, ``html_search_scorer``) ranks the chapters above the
@@ -80,6 +88,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.util.texescape import escape as tex_escape
 
@@ -343,6 +352,112 @@ def _not_in_the_book(config) -> set[str]:
     """Pages of the HTML book that the printed book leaves out: the general index (LaTeX
     prints its own) and the start of every other volume (the library reference)."""
     return {"genindex", *(volume[0] for volume in config.lecturelib_latex_volumes)}
+
+
+def _html_only_pages_out_of_print(app, doctree):
+    """In the PDF, no toctree lists a page that only the HTML book has (``genindex``, the
+    index of the API): LaTeX prints each volume's index itself."""
+    if app.builder.name != "latex":
+        return
+    html_only = {"genindex", app.config.lecturelib_api_index}
+    for toctree in doctree.findall(addnodes.toctree):
+        toctree["entries"] = [(title, ref) for title, ref in toctree["entries"] if ref not in html_only]
+        toctree["includefiles"] = [ref for ref in toctree.get("includefiles", []) if ref not in html_only]
+
+
+# ------------------------------------------------------------------- the HTML book's indexes
+
+def volume_pages(env, config) -> set[str]:
+    """The pages of the other volumes (the library reference): each volume's first page
+    (``lecturelib_latex_volumes``) and every page below it in the toctree."""
+    found: set[str] = set()
+    stack = [volume[0] for volume in config.lecturelib_latex_volumes]
+    while stack:
+        page = stack.pop()
+        if page not in found:
+            found.add(page)
+            stack += env.toctree_includes.get(page, [])
+    return found
+
+
+def index_links(entries, keep):
+    """Sphinx's index entries (``genindexentries``: letters, each with its entries and their
+    links and sub-entries) with the links for which ``keep(uri)`` holds; an entry left
+    without a link, and a letter left without an entry, are dropped."""
+    out = []
+    for letter, group in entries:
+        kept = []
+        for name, (links, subitems, category) in group:
+            links = [(main, uri) for main, uri in links if keep(uri)]
+            subitems = [(sub, [(main, uri) for main, uri in sublinks if keep(uri)])
+                        for sub, sublinks in subitems]
+            subitems = [(sub, sublinks) for sub, sublinks in subitems if sublinks]
+            if links or subitems:
+                kept.append((name, (links, subitems, category)))
+        if kept:
+            out.append((letter, kept))
+    return out
+
+
+def _page_of_link(builder, uri: str) -> str:
+    """``reference/kernels.html#lecturelib.kernels.gram_matrix`` -> ``reference/kernels``
+    (a link of the general index, relative to the book's root)."""
+    target = uri.split("#", 1)[0]
+    suffix = builder.link_suffix
+    return target[:-len(suffix)] if suffix and target.endswith(suffix) else target
+
+
+def _index_of_concepts(app, pagename, templatename, context, doctree):
+    """The general index (``genindex``) holds the book's concepts: its links into the
+    library reference go to the index of the API (``lecturelib_api_index``), as the PDF
+    indexes the API in the reference's volume."""
+    api_index = app.config.lecturelib_api_index
+    if pagename != "genindex" or "genindexentries" not in context or not api_index:
+        return None
+    api = volume_pages(app.env, app.config)
+    context["genindexentries"] = index_links(
+        context["genindexentries"], lambda uri: _page_of_link(app.builder, uri) not in api)
+    context["index_title"] = "Index"
+    context["index_note"] = Markup(
+        "The terms of the chapters. The names of the library (its modules, functions, "
+        f'classes and their members) are in the <a href="{context["pathto"](api_index)}">'
+        "index of the lecturelib reference</a>.")
+    return "lecturelib-index.html"
+
+
+def _index_of_the_api(app):
+    """The index of the API (``lecturelib_api_index``, a page of the library reference): the
+    general index's entries that link into the reference."""
+    page = app.config.lecturelib_api_index
+    if not page or app.builder.format != "html":
+        return []
+    from sphinx.environment.adapters.indexentries import IndexEntries
+
+    api = volume_pages(app.env, app.config)
+    entries = index_links(IndexEntries(app.env).create_index(app.builder),
+                          lambda uri: _page_of_link(app.builder, uri) in api)
+
+    def from_the_page(uri):  # the links are relative to the root (genindex), not to the page
+        target, sep, anchor = uri.partition("#")
+        return app.builder.get_relative_uri(page, _page_of_link(app.builder, target)) + sep + anchor
+
+    entries = [(letter, [(name, ([(main, from_the_page(uri)) for main, uri in links],
+                                 [(sub, [(main, from_the_page(uri)) for main, uri in sublinks])
+                                  for sub, sublinks in subitems], category))
+                         for name, (links, subitems, category) in group])
+               for letter, group in entries]
+    genindex = app.builder.get_relative_uri(page, "genindex")
+    context = {"genindexentries": entries, "index_title": "Index of the lecturelib API",
+               "index_note": Markup(
+                   "The modules, functions, classes and members of the library, with the pages "
+                   "of this reference that document them. The terms of the chapters are in the "
+                   f'book\'s <a href="{genindex}">general index</a>.')}
+    return [(page, context, "lecturelib-index.html")]
+
+
+def _index_templates(app, config):
+    """The template of the two indexes (``templates/lecturelib-index.html``)."""
+    config.templates_path.append(str(Path(__file__).parent / "templates"))
 
 
 def _add_latex_volumes(app, env):
@@ -774,6 +889,11 @@ def setup(app):
     app.connect("config-inited", _scorer_from_the_book)
     app.connect("build-finished", _search_summaries)
     app.add_config_value("lecturelib_latex_volumes", [], "env")
+    app.add_config_value("lecturelib_api_index", "", "env")
+    app.connect("config-inited", _index_templates)
+    app.connect("doctree-read", _html_only_pages_out_of_print)
+    app.connect("html-page-context", _index_of_concepts)
+    app.connect("html-collect-pages", _index_of_the_api)
     app.connect("env-updated", _add_latex_volumes)
     app.connect("doctree-read", _parts_for_latex)
     app.connect("doctree-resolved", _corrections_for_latex)
