@@ -308,11 +308,32 @@ def test_every_bibliography_entry_is_cited():
 
 # ---------------------------------------------------------------------------- the index
 
-def index_targets(html: Path) -> list[str]:
-    """The page of every entry of the general index."""
-    page = (html / "genindex.html").read_text(encoding="utf-8")
-    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', page, re.S))
-    return [href.split("#")[0] for href in re.findall(r'<a href="([^"]+)"', table)]
+def index_links(html: Path, page: str = "genindex.html") -> list[str]:
+    """The link of every entry of an index page."""
+    text = (html / page).read_text(encoding="utf-8")
+    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', text, re.S))
+    return re.findall(r'<a href="([^"]+)"', table)
+
+
+def index_targets(html: Path, page: str = "genindex.html") -> list[str]:
+    """The page of every entry of an index page."""
+    return [href.split("#")[0] for href in index_links(html, page)]
+
+
+def test_index_links_are_split_by_where_they_point():
+    from lecturelib.book.rendering import index_links as split
+
+    entries = [("K", [("kernel PCA", ([(False, "chapters/05.html#i1"), (False, "reference/spectral.html#k")],
+                                      [], None)),
+                      ("KernelPCA (class)", ([(False, "reference/spectral.html#KernelPCA")],
+                                             [("fit()", [(False, "reference/spectral.html#fit")])], None))]),
+               ("Z", [("zeta", ([], [("sub", [(True, "chapters/07.html#z")])], None))])]
+    in_text = split(entries, lambda uri: not uri.startswith("reference/"))
+    assert in_text == [("K", [("kernel PCA", ([(False, "chapters/05.html#i1")], [], None))]),
+                       ("Z", [("zeta", ([], [("sub", [(True, "chapters/07.html#z")])], None))])]
+    api = split(entries, lambda uri: uri.startswith("reference/"))
+    assert [name for _, group in api for name, _ in group] == ["kernel PCA", "KernelPCA (class)"]
+    assert api[0][1][1][1][1] == [("fit()", [(False, "reference/spectral.html#fit")])]
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -324,9 +345,38 @@ def test_general_index_is_reachable_and_has_entries(edition, request):
     assert nav and 'href="genindex.html"' in nav.group(0), "the index is not in the navigation"
     targets = index_targets(html)
     assert len(targets) > 50, f"{edition} book: the index has {len(targets)} entries"
-    concept = [t for t in targets if not t.startswith("reference/")]
-    assert concept, "the index lists only the library reference, no term of the text"
-    assert "notation.html" in concept
+    assert "notation.html" in targets
+    # the book's index holds the text's concepts; the API is indexed in the reference
+    api = [t for t in targets if t.startswith("reference/")]
+    assert not api, f"{edition} book: the general index lists API names: {api[:5]}"
+    page = (html / "genindex.html").read_text(encoding="utf-8")
+    assert 'href="reference/api-index.html"' in page, "the general index does not say where the API is"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_api_has_its_own_index_in_the_reference(edition, request):
+    """As the PDF's reference volume has its own index: every entry links into the
+    reference, every link reaches its anchor, and the index is in the reference's part of
+    the navigation and points back to the book's index."""
+    html = request.getfixturevalue(f"{edition}_html")
+    page = (html / "reference" / "api-index.html").read_text(encoding="utf-8")
+    links = index_links(html, "reference/api-index.html")
+    assert len(links) > 100, f"{edition} book: the API index has {len(links)} entries"
+    assert all(not link.startswith(("../", "http")) for link in links), [l for l in links if "/" in l][:5]
+    for link in links:
+        target, _, anchor = link.partition("#")
+        text = (html / "reference" / target).read_text(encoding="utf-8")
+        assert f'id="{anchor}"' in text, f"{link}: no such anchor"
+    names = re.sub(r"<[^>]+>", " ", page)
+    for name in ("gram_matrix()", "KernelPCA", "result_table()", "lecturelib.subspace"):
+        assert name in names, f"{name} is not in the index of the API"
+    assert 'href="../genindex.html"' in page, "the API index does not point to the book's index"
+    nav = re.search(r'<nav class="[^"]*bd-docs-nav[^"]*".*?</nav>', page, re.S)
+    assert nav and '<a class="current reference internal" href="#">Index of the API</a>' in nav.group(0)
+    kernels = (html / "reference" / "kernels.html").read_text(encoding="utf-8")
+    assert '<a class="reference internal" href="api-index.html">Index of the API</a>' in kernels
+    concepts = set(index_targets(html))
+    assert concepts and not concepts & {f"reference/{t}" for t in index_targets(html, "reference/api-index.html")}
 
 
 def test_every_chapter_has_index_entries(student_html):
