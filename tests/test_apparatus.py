@@ -178,6 +178,11 @@ def test_a_chapter_over_two_pages_is_one_chapter_in_the_latex(tmp_path):
     assert r"\setcounter{table}{0}" in body[chapter5:]
     assert r"\ref{\detokenize{four:four-tab}}" in later  # the reference reaches the first page
     assert "{Theorem 4.2 (U)}" in later and "{Theorem 4.1 (T)}" in body
+    # a theorem is never split across pages (framed.sty does not split a minipage)
+    for title in ("Theorem 4.1 (T)", "Theorem 4.2 (U)"):
+        assert re.search(r"\\begin\{minipage\}\{\\linewidth\}\s*\\label\{[^}]*\}\s*"
+                         rf"\\begin\{{sphinxadmonition\}}\{{note\}}\{{{re.escape(title)}\}}"
+                         r"[^$]*?\\end\{sphinxadmonition\}\s*\\end\{minipage\}", body), title
 
 
 def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):

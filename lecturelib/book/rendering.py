@@ -767,6 +767,29 @@ def _proofs_for_latex(app, doctree, docname):
         box.replace_self(body)
 
 
+# Around a theorem, definition or example box in the PDF: a minipage, which framed.sty
+# does not split.
+_WHOLE_BOX = ("\\par\\noindent\\begin{minipage}{\\linewidth}\n", "\\end{minipage}\\par\n")
+
+
+def _statements_whole_for_latex(app, doctree, docname):
+    """In the PDF, a theorem, definition, example... (a box of sphinx-proof) is never split
+    across two pages: it goes whole onto the next page when it does not fit.  framed.sty,
+    which splits Sphinx's boxes, split a definition ending in a display with its bottom
+    edge 5.7 pt below the type area and an empty slice of frame on the next page, and a
+    theorem ending in a display 11 pt below (overfull vboxes).  The statements are short;
+    a proof is text, not a box (`_proofs_for_latex`)."""
+    if app.builder.name != "latex":
+        return
+    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
+
+    statements = (*NODE_TYPES.values(), unenumerable_node)
+    for box in list(doctree.findall(lambda n: isinstance(n, statements))):
+        parent, at = box.parent, box.parent.index(box)
+        parent.insert(at + 1, nodes.raw("", _WHOLE_BOX[1], format="latex"))
+        parent.insert(at, nodes.raw("", _WHOLE_BOX[0], format="latex"))
+
+
 # ---------------------------------------------------------------------------- the HTML book
 
 def caption_alt_text(figure: nodes.figure) -> None:
@@ -903,6 +926,7 @@ def setup(app):
     app.connect("doctree-resolved", _later_pages_into_their_chapter)
     app.connect("doctree-resolved", _links_within_the_volume)
     app.connect("doctree-resolved", _proofs_for_latex)
+    app.connect("doctree-resolved", _statements_whole_for_latex)
     app.connect("doctree-resolved", _figures_and_solutions_for_html)
     app.connect("html-page-context", _scripts_once, priority=900)
     app.connect("build-finished", _rewrite_pages)
