@@ -384,3 +384,23 @@ def test_ch11_spectrum_gives_the_positive_part_room():
     assert 'axes[0].set(xscale="log"' in source
     assert math.log(10) / math.log(256) > 0.4 > 10 / 256
     assert "$d = 10$ kept" in source
+
+
+def test_chB_notebook_times_count_a_chapter_over_all_its_pages():
+    """The summary's "longest (Chapter 10, its four pages together) in about half" a
+    minute "and the whole book in under two" hold for the stored timings, with a
+    chapter's time the sum over its pages (tests/chapterpages.py)."""
+    from chapterpages import PAGES
+
+    stored = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    seconds = {nb["notebook"]: nb["seconds"] for nb in stored["notebooks"]}
+    pages = {first.stem: [p.stem for p in chapter] for first, chapter in PAGES.items()}
+    assert set(seconds) == {p for chapter in pages.values() for p in chapter}, "timings of other notebooks"
+    per_chapter = {first: sum(seconds[p] for p in chapter) for first, chapter in pages.items()}
+    longest = max(per_chapter, key=per_chapter.get)
+    assert longest == "10-subspace" and len(pages[longest]) == 4
+    assert 20 <= per_chapter[longest] <= 40 and max(seconds.values()) < 60
+    assert sum(seconds.values()) < 120
+    text = markdown(CHB)
+    assert "the longest (Chapter 10, its four pages together) in about half of one" in text
+    assert "the whole book in under two" in text
