@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -274,12 +275,20 @@ def measure(name, side, n, repeats, threads) -> dict:
 # ----------------------------------------------------------------------------- notebooks
 
 
+def chapter_notebooks() -> list[Path]:
+    """The chapters' notebooks in the book's order (``_toc.yml``; a chapter's later pages
+    after its first), then any other notebook of chapters/."""
+    listed = re.findall(r"file: (chapters/\S+)", (ROOT / "_toc.yml").read_text())
+    ordered = [ROOT / f"{name}.ipynb" for name in listed]
+    return ordered + sorted(set((ROOT / "chapters").glob("*.ipynb")) - set(ordered))
+
+
 def time_notebooks() -> list[dict]:
     sys.path.insert(0, str(ROOT / "tools"))
     from execute_notebooks import run_copy  # executes without writing the notebook back
 
     rows = []
-    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+    for path in chapter_notebooks():
         rows.append({"notebook": path.stem, "seconds": run_copy(path)})
         print(f"  {path.stem:<28} {rows[-1]['seconds']:6.1f} s", flush=True)
     return rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from numbers import Integral, Real
 
 import numpy as np
@@ -31,6 +32,7 @@ __all__ = [
     "Options",
     "InstanceOf",
     "Elementwise",
+    "Matches",
     "check_params",
     "check_estimator_params",
     "validate_params",
@@ -373,6 +375,29 @@ class InstanceOf:
 
     def invalid_examples(self):
         return [object()]
+
+
+class Matches:
+    """A string that matches the regular expression ``pattern`` in full.
+
+    ``description`` says in words what matches (it is the error message's "must be ...");
+    ``example`` is a matching string for the generated tests.
+    """
+
+    def __init__(self, pattern, description, *, example):
+        self.pattern, self.description, self.example = re.compile(pattern), description, example
+
+    def is_satisfied_by(self, value):
+        return isinstance(value, str) and self.pattern.fullmatch(value) is not None
+
+    def __str__(self):
+        return self.description
+
+    def valid_example(self):
+        return self.example
+
+    def invalid_examples(self):
+        return ["", "two words", "semi;colon", 3]
 
 
 def _is_array_like(value):

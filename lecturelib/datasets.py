@@ -20,7 +20,7 @@ __all__ = [
     "svm_blobs_with_outlier", "conic_classes", "planets", "student_grades",
     "pca_exercise_points", "concentric_rings", "elongated_classes", "block_affinity",
     "two_groups_and_a_stray_point", "four_concept_table", "rectangle_game_target",
-    "cross_points", "digit_halves", "rendered_characters", "balance_scale",
+    "cross_points", "breast_cancer_split", "digit_halves", "rendered_characters", "balance_scale",
     "ionosphere_stand_in", "menn_protocol_split",
 ]
 
@@ -545,6 +545,45 @@ def cross_points():
 # --- end Chapters 7-9 ---
 
 # --- Chapters 10 and 11: subspace bounds, hyperbolic PCA ---------------------------------
+
+
+@validate_params({"n_train": [Interval(Integral, 1, 568)], "random_state": ["seed"]})
+def breast_cancer_split(n_train=400, random_state=0):
+    """The breast cancer data, standardised, split at random into training and test points.
+
+    Chapter 10's stand-in for the lecture's Ionosphere data: scikit-learn's Wisconsin
+    breast cancer data (569 points, 30 features, 2 classes), every feature scaled to mean
+    0 and variance 1 over all 569 points (as the chapter does: only the kernel's scale
+    depends on it), then a random permutation's first ``n_train`` points for training and
+    the rest for testing.
+
+    Parameters
+    ----------
+    n_train : int in [1, 568], default=400
+    random_state : int or numpy Generator, default=0
+        Seed of the permutation.
+
+    Returns
+    -------
+    X_train : ndarray of shape (n_train, 30)
+    X_test : ndarray of shape (569 - n_train, 30)
+    y_train, y_test : ndarray of 0/1 labels
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import breast_cancer_split
+    >>> X_train, X_test, y_train, y_test = breast_cancer_split()
+    >>> print(X_train.shape, X_test.shape, sorted(set(y_test.tolist())))
+    (400, 30) (169, 30) [0, 1]
+    """
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    data = load_breast_cancer()
+    X = StandardScaler().fit_transform(data.data)
+    perm = np.random.default_rng(random_state).permutation(len(X))
+    train, test = perm[:n_train], perm[n_train:]
+    return X[train], X[test], data.target[train], data.target[test]
 
 
 @validate_params({"kind": [Options("left-right", "top-bottom")]})

@@ -26,6 +26,7 @@ __all__ = [
     "negative_distance_kernel",
     "gram_matrix",
     "kernel_diagonal",
+    "normalised_gram_matrix",
     "polynomial_exponents",
     "polynomial_feature_map",
     "feature_space_dimension",
@@ -376,6 +377,59 @@ def kernel_diagonal(X, kernel="rbf", **params):
         rbf_kernel(X[:1], **params)  # checks gamma as the kernel does
         return np.ones(X.shape[0])
     return np.array([gram_matrix(x[None, :], None, kernel, **params)[0, 0] for x in X])
+
+
+@validate_params({
+    "X": ["array-like"],
+    "Y": ["array-like", None],
+    "kernel": [Options(*_KERNELS), "callable"],
+})
+def normalised_gram_matrix(X, Y=None, kernel="rbf", **params):
+    r"""The Gram matrix of the normalised kernel
+    :math:`\tilde k(x, y) = k(x, y)/\sqrt{k(x, x)\,k(y, y)}`.
+
+    The normalised kernel is the cosine of the angle between :math:`\phi(x)` and
+    :math:`\phi(y)`: every point has unit norm in its feature space,
+    :math:`\tilde k(x, x) = 1`, so that a squared residual lies in :math:`[0, 1]` and the
+    bounds of chapter 10 hold with :math:`R = 1`.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, d)
+    Y : array_like of shape (m, d), default=None
+        ``None`` gives the matrix of ``X`` with itself (its diagonal is exactly 1).
+    kernel, **params
+        As in :func:`gram_matrix`. The kernel must be positive on the diagonal,
+        :math:`k(x, x) > 0` for every point.
+
+    Returns
+    -------
+    K : ndarray of shape (n, m)
+
+    See the chapter "Subspace methods and their bounds", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.kernels import normalised_gram_matrix
+    >>> X = np.array([[1.0, 0.0], [1.0, 2.0]])
+    >>> print(normalised_gram_matrix(X, kernel="poly", degree=2, coef0=1.0))
+    [[1.         0.33333333]
+     [0.33333333 1.        ]]
+    """
+    K = gram_matrix(X, Y, kernel, **params)
+    diag_x = np.diag(K).copy() if Y is None else kernel_diagonal(X, kernel, **params)
+    diag_y = diag_x if Y is None else kernel_diagonal(Y, kernel, **params)
+    for name, diag in (("X", diag_x), ("Y", diag_y)):
+        if np.any(diag <= 0):
+            raise ValueError(f"normalised_gram_matrix: k(x, x) must be positive, got "
+                             f"{float(diag.min()):g} for a row of {name}: the {kernel!r} "
+                             "kernel cannot be normalised there")
+    with np.errstate(over="ignore"):
+        scale = np.sqrt(np.outer(diag_x, diag_y))
+    if not np.all(np.isfinite(scale)):  # k(x, x) k(y, y) overflows: take the roots first
+        scale = np.sqrt(diag_x)[:, None] * np.sqrt(diag_y)[None, :]
+    return K / scale
 
 
 @validate_params({

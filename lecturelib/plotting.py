@@ -12,21 +12,24 @@ more panels at that width.  Two kinds of figure recur across chapters and are dr
   simulated quantity it controls as points (chapters 7 to 10).
 
 Results that are numbers rather than pictures are shown as tables: `result_table` gives a
-pandas DataFrame a caption and a fixed number of decimals, and displays as an HTML table
-in the book and as aligned text in the PDF and a terminal.
+pandas DataFrame a caption and a fixed number of decimals.  Given a ``name`` it displays as
+a MyST ``{table}`` directive, which the book numbers ("Table 5.2"), captions and lets
+``{numref}`` point to, as a real table in the HTML and in the PDF; without one, as an HTML
+table.  A terminal shows the aligned text either way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
+import re
 from numbers import Integral, Real
 
 import matplotlib as mpl
 import numpy as np
 from matplotlib.axes import Axes
 
-from ._validation import InstanceOf, Interval, as_float_array, validate_params
+from ._validation import InstanceOf, Interval, Matches, as_float_array, validate_params
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -36,6 +39,7 @@ __all__ = [
     "plot_decision_regions",
     "plot_bound_vs_simulation",
     "result_table",
+    "mean_sd",
 ]
 
 #: Width of a figure in inches: 660 pixels at 100 dpi, inside the 688-pixel text column.
@@ -302,13 +306,19 @@ def _pandas_frame_type():
 class ResultTable:
     """A DataFrame with a caption, shown as a table (what `result_table` returns).
 
-    In a notebook or the HTML book it is an HTML table whose ``<caption>`` is the caption;
-    where only text is shown (the PDF, a terminal) it is the caption and the aligned text
-    of the table.  ``frame`` is the DataFrame with its numbers unrounded.
+    With a ``name`` it displays as a MyST ``{table}`` directive around a Markdown table
+    (MIME type ``text/markdown``), which the book numbers and captions and ``{numref}``
+    refers to; without one, as an HTML table whose ``<caption>`` is the caption.  Where
+    only text is shown (a terminal, nbval) it is the caption and the aligned text of the
+    table.  ``frame`` is the DataFrame with its numbers unrounded.
     """
 
-    def __init__(self, frame, caption, digits, index):
+    def __init__(self, frame, caption, digits, index, name=None):
         self.frame, self.caption, self.digits, self.index = frame, caption, digits, index
+        self.name = name
+
+    def _places(self, column):
+        return self.digits.get(column) if isinstance(self.digits, dict) else self.digits
 
     def _formatters(self):
         """Column -> function printing a value with the column's number of decimals."""
@@ -316,7 +326,7 @@ class ResultTable:
 
         out = {}
         for column in self.frame.columns:
-            places = self.digits.get(column) if isinstance(self.digits, dict) else self.digits
+            places = self._places(column)
             if places is not None and pd.api.types.is_float_dtype(self.frame[column]):
                 out[column] = f"{{:.{places}f}}".format
         return out
@@ -330,12 +340,77 @@ class ResultTable:
         return styler if self.index else styler.hide(axis="index")
 
     def _repr_html_(self):
+        if self.name is not None:
+            return None  # shown as the MyST table of _repr_mimebundle_ alone
         return self._styler().to_html()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if self.name is None:
+            return None  # IPython falls back to _repr_html_ and __repr__
+        return {"text/markdown": self.to_myst(), "text/plain": repr(self)}
 
     def __repr__(self):
         text = self.frame.to_string(formatters=self._formatters(), index=self.index,
                                     na_rep="")
         return f"{self.caption}\n{text}"
+
+    def _texts(self, values, places):
+        """The cells of one column (or index level) as stripped strings."""
+        import pandas as pd
+
+        values = pd.Series(values)
+        if places is not None and values.dtype.kind == "f":
+            return [f"{v:.{places}f}" if v == v else "" for v in values]
+        # (pandas writes a line break inside a value as the two characters \\n)
+        text = values.to_string(index=False, header=False, na_rep="")
+        return [cell.strip() for cell in text.split("\n")]
+
+    def _columns(self):
+        """(heading, cells) of each shown column: the index levels first, then the frame's."""
+        frame, out = self.frame, []
+        levels = frame.index.nlevels if self.index else 0
+        for i in range(levels):
+            # one number of digits applies to float index levels too; a dict to columns
+            shown = self._texts(frame.index.get_level_values(i), self._places(None))
+            if i < levels - 1:  # a repeated group label is shown once
+                keys = [key[:i + 1] for key in frame.index]
+                shown = ["" if r and keys[r] == keys[r - 1] else text
+                         for r, text in enumerate(shown)]
+            out.append((str(frame.index.names[i] or ""), shown))
+        for key in frame.columns:
+            heading = " ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+            out.append((heading, self._texts(frame[key], self._places(key))))
+        return out
+
+    def to_myst(self):
+        """The table as a MyST ``{table}`` directive around a Markdown table.
+
+        The directive's title is the caption and its ``:name:`` the table's name; a
+        column of numbers (every cell empty or starting with a digit, a point or a minus
+        sign) is aligned right, any other column left; a ``|`` in a cell is escaped.
+        """
+        if self.name is None:
+            raise ValueError("a MyST table needs a name: pass name= to result_table")
+
+        def row(cells):
+            return "| " + " | ".join(c.strip().replace("|", r"\|") for c in cells) + " |"
+
+        def numeric(cells):
+            return all(not c or re.match(r"-?[0-9.]", c) for c in cells)
+
+        columns = self._columns()
+        if any("\n" in heading for heading, _ in columns):
+            raise ValueError("a column heading holds a line break, which a Markdown table "
+                             "cannot show")
+        body = [row([heading for heading, _ in columns]),
+                "|" + "|".join("---:" if numeric(cells) else "---"
+                               for _, cells in columns) + "|"]
+        body += [row(cells) for cells in zip(*(cells for _, cells in columns))]
+        # the fence is longer than any run of backticks inside the table
+        longest = max((len(run) for run in re.findall(r"`+", "\n".join(body))), default=0)
+        fence = "`" * max(3, longest + 1)
+        return "\n".join([f"{fence}{{table}} {self.caption}", f":name: {self.name}", "",
+                          *body, fence])
 
 
 def _new_frame():
@@ -345,6 +420,8 @@ def _new_frame():
 
 
 _FRAME = InstanceOf(_pandas_frame_type(), "a pandas DataFrame", factory=_new_frame)
+_LABEL = Matches(r"[A-Za-z0-9_-]+", "a label of letters, digits, '-' and '_' (e.g. "
+                 "'ch05-tab-errors')", example="ch05-tab-errors")
 
 
 @validate_params({
@@ -353,14 +430,20 @@ _FRAME = InstanceOf(_pandas_frame_type(), "a pandas DataFrame", factory=_new_fra
     "digits": [Interval(Integral, 0, 12), InstanceOf(dict, "a dict {column: decimals}",
                                                      example={}), None],
     "index": ["boolean"],
+    "name": [_LABEL, None],
 })
-def result_table(frame, caption, *, digits=None, index=True):
+def result_table(frame, caption, *, digits=None, index=True, name=None):
     """Show ``frame`` as a table with a caption and a fixed number of decimals.
 
     Use it for every table of results a chapter shows, instead of printing padded
-    columns: the book renders an HTML table (screen readers announce its caption and
-    headers), the PDF and a terminal the aligned text.  Print only the decimals the
-    computation guarantees.
+    columns, and give it a ``name``: the table then displays as a MyST ``{table}``
+    directive (the ``text/markdown`` output of the cell, beside the aligned text as
+    ``text/plain``), which the book parses as MyST (the notebook's metadata sets
+    ``"mystnb": {"render_markdown_format": "myst"}``), so that the HTML book and the PDF
+    both get a real table, numbered in the chapter ("Table 5.2") under its caption, that
+    the role ``{numref}`` refers to by its name.  Without a name it displays as an HTML table with its
+    caption, unnumbered.  A terminal shows the caption and the aligned text.  Print only
+    the decimals the computation guarantees.
 
     Parameters
     ----------
@@ -368,18 +451,29 @@ def result_table(frame, caption, *, digits=None, index=True):
         The values; its column names are the headings and, with ``index=True``, its index
         labels the rows.
     caption : str
-        What the table shows (a sentence, shown above it).
+        What the table shows (a sentence, shown above it); math as MyST math
+        (``$\\eta$``). With a ``name`` it is one line.
     digits : int in [0, 12] or dict, optional
         Decimals of the float columns: one number for all, or ``{column: decimals}``
         (columns not named keep pandas' default). Integer and text columns are shown as
-        they are.
+        they are. In a named table one number also sets the decimals of a float index.
     index : bool, default=True
-        Show the index as the first column.
+        Show the index as the first column (the levels of a MultiIndex as as many
+        columns, a repeated group label shown once).
+    name : str, optional
+        The table's label for ``{numref}``: letters, digits, '-' and '_', prefixed by the
+        chapter (``"ch05-tab-errors"``). With it the table is a numbered MyST table.
 
     Returns
     -------
     table : ResultTable
-        Displays itself as the table; ``table.frame`` is ``frame``.
+        Displays itself as the table; ``table.frame`` is ``frame``, ``table.to_myst()``
+        the MyST directive when it has a name.
+
+    Notes
+    -----
+    Why a MyST table rather than a LaTeX output or a glued table: CONTRIBUTING.md,
+    "Figures, tables and equations".
 
     Examples
     --------
@@ -394,9 +488,29 @@ def result_table(frame, caption, *, digits=None, index=True):
        m error
       10 0.123
      100 0.012
+
+    With a name, the book shows it as Table N.k:
+
+    >>> named = plotting.result_table(frame, "Error by sample size $m$.",
+    ...                               digits=3, index=False,
+    ...                               name="ch07-tab-error")
+    >>> print(named.to_myst())
+    ```{table} Error by sample size $m$.
+    :name: ch07-tab-error
+    <BLANKLINE>
+    | m | error |
+    |---:|---:|
+    | 10 | 0.123 |
+    | 100 | 0.012 |
+    ```
+    >>> sorted(named._repr_mimebundle_())
+    ['text/markdown', 'text/plain']
     """
     if not caption.strip():
         raise ValueError("caption must say what the table shows, got an empty string")
+    if name is not None and "\n" in caption:
+        raise ValueError("caption must be one line to title a numbered (named) table, "
+                         "got a line break")
     if isinstance(digits, dict):
         unknown = [c for c in digits if c not in frame.columns]
         if unknown:
@@ -406,4 +520,33 @@ def result_table(frame, caption, *, digits=None, index=True):
         if bad:
             raise ValueError(f"digits must give each column an int in [0, 12] decimals, "
                              f"got {[str(c)[:40] for c in bad[:5]]} with other values")
-    return ResultTable(frame, caption, digits, index)
+    return ResultTable(frame, caption, digits, index, name)
+
+
+@validate_params({"values": ["array-like"], "digits": [Interval(Integral, 0, 12)]})
+def mean_sd(values, digits):
+    """A table cell "mean (sd)" of repeated results, both rounded to ``digits`` decimals.
+
+    The standard deviation is that of the values themselves (``numpy.std``, dividing by
+    their number): it says how much the results vary from split to split, not how well
+    the mean is known.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        The results, e.g. one score per random split; finite, at least one.
+    digits : int in [0, 12]
+        Decimals of both numbers.
+
+    Returns
+    -------
+    cell : str
+
+    Examples
+    --------
+    >>> from lecturelib import plotting
+    >>> plotting.mean_sd([0.91, 0.88, 0.94], 3)
+    '0.910 (0.024)'
+    """
+    values = as_float_array(values, "values", ndim=1)
+    return f"{np.mean(values):.{digits}f} ({np.std(values):.{digits}f})"

@@ -1,7 +1,8 @@
 """The apparatus of a textbook: numbering per chapter, bibliography, index, search, corrections.
 
 - Theorems, definitions, examples and numbered equations carry their chapter's number
-  ("Theorem 4.2", "(4.3)", "Theorem A.1"), taken from the chapter title's own number.
+  ("Theorem 4.2", "(4.3)", "Theorem A.1"), taken from the chapter title's own number; a
+  chapter over several pages (chapter 10) numbers on from page to page.
 - Every bibliography entry has a DOI or a URL and is cited somewhere in the book.
 - The general index is in the navigation (Back matter) and linked from the intro, and has
   entries for the chapters' terms, not only for the library reference.
@@ -29,11 +30,12 @@ import yaml
 from docutils import nodes
 
 from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from chapterpages import CHAPTER_FILES, FIRST_PAGE, PAGES, is_later_page
 from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CHAPTERS = CHAPTER_FILES  # every page of every chapter
 CAPTION_NUMBER = re.compile(r'<span class="caption-number">(\w+) ([0-9A-Z][0-9A-Z.]*) </span>')
 EQUATION_NUMBER = re.compile(r'<span class="eqno">\(([^)<]*)\)')
 
@@ -61,7 +63,16 @@ def test_chapter_number_is_read_from_the_title():
 def test_every_chapter_title_carries_its_number():
     for path in CHAPTERS:
         number = chapter_number(chapter_title(path))
-        assert number == path.stem.split("-")[0].lstrip("0"), f"{path.name}: title {chapter_title(path)!r}"
+        if is_later_page(path):  # it continues its chapter: no number of its own
+            assert number is None, f"{path.name}: title {chapter_title(path)!r}"
+        else:
+            assert number == path.stem.split("-")[0].lstrip("0"), f"{path.name}: title {chapter_title(path)!r}"
+    assert any(len(pages) > 1 for pages in PAGES.values()), "no chapter over several pages"
+
+
+def page_number(path: Path) -> str:
+    """The number of the chapter the page ``path`` belongs to."""
+    return chapter_number(chapter_title(FIRST_PAGE[path]))
 
 
 def test_numbers_restart_in_every_chapter():
@@ -72,13 +83,106 @@ def test_numbers_restart_in_every_chapter():
                 "notation": nodes.title(text="Notation")},
         toc_fignumbers={"chapters/04-svm": {"theorem": {"t1": (7,), "t2": (8,)}, "displaymath": {"e1": (3,)}},
                         "chapters/A-optimisation": {"theorem": {"t3": (30,)}},
-                        "notation": {"table": {"x": (5,), "y": (6,)}}})
+                        "notation": {"table": {"x": (5,), "y": (6,)}}},
+        toctree_includes={"intro": ["chapters/04-svm", "chapters/A-optimisation", "notation"]})
     changed = _number_per_chapter(None, env)
     assert env.toc_fignumbers["chapters/04-svm"] == {"theorem": {"t1": (4, 1), "t2": (4, 2)},
                                                      "displaymath": {"e1": (4, 1)}}
     assert env.toc_fignumbers["chapters/A-optimisation"] == {"theorem": {"t3": ("A", 1)}}
     assert env.toc_fignumbers["notation"] == {"table": {"x": (1,), "y": (2,)}}
     assert sorted(changed) == sorted(env.toc_fignumbers)
+
+
+def test_numbers_run_on_over_the_pages_of_a_chapter():
+    """A page without a number in its title, listed in a chapter page's toctree (its
+    ``sections:``), continues that chapter's numbers; the next chapter starts again."""
+    env = SimpleNamespace(
+        titles={"intro": nodes.title(text="Book"),
+                "ch10": nodes.title(text="10. Subspaces"),
+                "ch10-b": nodes.title(text="Kernel CCA"),
+                "ch10-c": nodes.title(text="SVM-2K"),
+                "ch11": nodes.title(text="11. Hyperbolic PCA"),
+                "notation": nodes.title(text="Notation")},
+        # Sphinx's book-wide counts, and the pages in a dict order that is not the book's
+        toc_fignumbers={"ch10-c": {"figure": {"f4": (9,)}, "table": {"t3": (4,)}},
+                        "ch10": {"figure": {"f1": (5,), "f2": (6,)}, "theorem": {"a": (2,)}},
+                        "ch10-b": {"figure": {"f3": (8,)}, "theorem": {"b": (3,)}},
+                        "ch11": {"figure": {"g1": (10,)}},
+                        "notation": {"table": {"x": (5,)}}},
+        toctree_includes={"intro": ["ch10", "ch11", "notation"], "ch10": ["ch10-b", "ch10-c"]})
+    _number_per_chapter(None, env)
+    numbers = env.toc_fignumbers
+    assert numbers["ch10"] == {"figure": {"f1": (10, 1), "f2": (10, 2)}, "theorem": {"a": (10, 1)}}
+    assert numbers["ch10-b"] == {"figure": {"f3": (10, 3)}, "theorem": {"b": (10, 2)}}
+    assert numbers["ch10-c"] == {"figure": {"f4": (10, 4)}, "table": {"t3": (10, 1)}}
+    assert numbers["ch11"] == {"figure": {"g1": (11, 1)}}
+    assert numbers["notation"] == {"table": {"x": (1,)}}
+
+
+def small_book_over_two_pages(folder: Path) -> None:
+    """Chapter 4 over two pages, listed as the book lists chapter 10's (``_toc.yml``'s
+    ``sections:``, read by sphinx-external-toc as in Jupyter Book)."""
+    (folder / "conf.py").write_text(
+        'extensions = ["myst_parser", "sphinx_external_toc", "sphinx.ext.autodoc", "sphinx_proof", '
+        '"lecturelib.book.rendering"]\nmyst_enable_extensions = ["dollarmath", "amsmath"]\n'
+        'external_toc_path = "_toc.yml"\nroot_doc = "index"\nnumfig = True\n')
+    (folder / "_toc.yml").write_text(
+        "format: jb-book\nroot: index\nchapters:\n  - file: four\n    sections:\n"
+        "      - file: four-more\n  - file: five\n")
+    (folder / "index.md").write_text("# Book\n\nTwo chapters.\n")
+    (folder / "four.md").write_text(
+        "# 4. Kernels\n\n## Gram matrices\n\n$$ a = b $$ (four-a)\n\n"
+        "```{table} First.\n:name: four-tab\n\n| x |\n|---|\n| 1 |\n```\n\n"
+        "```{prf:theorem} T\n:label: four-thm\n\nx\n```\n")
+    (folder / "four-more.md").write_text(
+        "# More kernels\n\n```{only} html\nThe chapter continues.\n```\n\n## Mercer\n\n"
+        "$$ c = d $$ (four-c)\n\n```{table} Second.\n:name: four-more-tab\n\n| y |\n|---|\n| 2 |\n```\n\n"
+        "See {eq}`four-a`, {numref}`four-tab` and {prf:ref}`four-thm`.\n\n"
+        "```{prf:theorem} U\n:label: four-more-thm\n\ny\n```\n\n## Summary\n\nz\n")
+    (folder / "five.md").write_text("# 5. Clustering\n\n$$ e = f $$ (five-e)\n")
+
+
+def test_a_chapter_over_two_pages_numbers_on_in_the_html(tmp_path):
+    small_book_over_two_pages(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-W", "-b", "html", str(tmp_path),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    four, more, five = ((tmp_path / "out" / f"{page}.html").read_text(encoding="utf-8")
+                        for page in ("four", "four-more", "five"))
+    assert EQUATION_NUMBER.findall(four) == ["4.1"] and EQUATION_NUMBER.findall(more) == ["4.2"]
+    assert EQUATION_NUMBER.findall(five) == ["5.1"]
+    assert CAPTION_NUMBER.findall(four) == [("Table", "4.1"), ("Theorem", "4.1")]
+    assert CAPTION_NUMBER.findall(more) == [("Table", "4.2"), ("Theorem", "4.2")]
+    # references from the later page to the first page's items
+    assert re.search(r'href="four\.html#[^"]*four-a">\(4\.1\)</a>', more)
+    assert re.search(r'href="four\.html#four-tab"[^>]*>.*?Table 4\.1', more, re.S)
+    assert re.search(r'href="four\.html#four-thm">Theorem 4\.1</a>', more)
+
+
+def test_a_chapter_over_two_pages_is_one_chapter_in_the_latex(tmp_path):
+    """The later page's sections are the chapter's sections, its numbers are not reset,
+    and its title, which only opens the page in the HTML book, is left out."""
+    small_book_over_two_pages(tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-W", "-b", "latex", str(tmp_path),
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tex = next((tmp_path / "out").glob("*.tex")).read_text(encoding="utf-8")
+    body = tex[tex.index(r"\chapter{4. Kernels}"):tex.index(r"\chapter{5. Clustering}")]
+    assert re.findall(r"\\(section|subsection)\{([^}]*)\}", body) == [
+        ("section", "Gram matrices"), ("section", "Mercer"), ("section", "Summary")]
+    assert "More kernels" not in body and "The chapter continues" not in body
+    chapter5 = body.index(r"\setcounter{secnumdepth}{-1}\setcounter{chapter}{5}")
+    later = body[body.index(r"\section{Mercer}"):chapter5]
+    assert r"\setcounter{table}{0}" not in later and r"\setcounter{equation}{0}" not in later
+    assert r"\setcounter{secnumdepth}" not in later  # its sections are numbered too
+    assert r"\setcounter{table}{0}" in body[chapter5:]
+    assert r"\ref{\detokenize{four:four-tab}}" in later  # the reference reaches the first page
+    assert "{Theorem 4.2 (U)}" in later and "{Theorem 4.1 (T)}" in body
+    # a theorem is never split across pages (framed.sty does not split a minipage)
+    for title in ("Theorem 4.1 (T)", "Theorem 4.2 (U)"):
+        assert re.search(r"\\begin\{minipage\}\{\\linewidth\}\s*\\label\{[^}]*\}\s*"
+                         rf"\\begin\{{sphinxadmonition\}}\{{note\}}\{{{re.escape(title)}\}}"
+                         r"[^$]*?\\end\{sphinxadmonition\}\s*\\end\{minipage\}", body), title
 
 
 def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
@@ -102,12 +206,32 @@ def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):
     assert re.search(r'href="#[^"]*four-c">\(4\.2\)</a>', four) and re.search(r'href="#four-thm">Theorem 4\.1</a>', four)
 
 
+def test_a_chapter_over_several_pages_numbers_on_from_page_to_page(student_html):
+    """Chapter 10's pages: each kind's numbers run 10.1, 10.2, ... through all of them, in
+    reading order, and every later page has numbered items of its own."""
+    chapters = [pages for pages in PAGES.values() if len(pages) > 1]
+    assert chapters
+    for pages in chapters:
+        number = page_number(pages[0])
+        found: dict[str, list[str]] = {}
+        for path in pages:
+            page = (student_html / "chapters" / f"{path.stem}.html").read_text(encoding="utf-8")
+            items = CAPTION_NUMBER.findall(page) + [("Equation", n) for n in EQUATION_NUMBER.findall(page)]
+            assert items, f"{path.stem}: nothing numbered"
+            for kind, n in items:
+                found.setdefault(kind, []).append(n)
+        for kind, numbers in found.items():
+            expected = [f"{number}.{i}" for i in range(1, len(numbers) + 1)]
+            assert numbers == expected, f"{kind}s of chapter {number}: {numbers}"
+        assert {"Figure", "Table", "Theorem"} <= set(found)
+
+
 @pytest.mark.parametrize("edition", EDITIONS)
 def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
     html = request.getfixturevalue(f"{edition}_html")
     wrong, seen = [], {}
     for path in CHAPTERS:
-        number = chapter_number(chapter_title(path))
+        number = page_number(path)
         page = (html / "chapters" / f"{path.stem}.html").read_text(encoding="utf-8")
         numbers = [f"{kind} {n}" for kind, n in CAPTION_NUMBER.findall(page)]
         numbers += [f"equation ({n})" for n in EQUATION_NUMBER.findall(page)]
@@ -189,11 +313,32 @@ def test_every_bibliography_entry_is_cited():
 
 # ---------------------------------------------------------------------------- the index
 
-def index_targets(html: Path) -> list[str]:
-    """The page of every entry of the general index."""
-    page = (html / "genindex.html").read_text(encoding="utf-8")
-    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', page, re.S))
-    return [href.split("#")[0] for href in re.findall(r'<a href="([^"]+)"', table)]
+def index_links(html: Path, page: str = "genindex.html") -> list[str]:
+    """The link of every entry of an index page."""
+    text = (html / page).read_text(encoding="utf-8")
+    table = "".join(re.findall(r'<table\b[^>]*class="indextable[^"]*".*?</table>', text, re.S))
+    return re.findall(r'<a href="([^"]+)"', table)
+
+
+def index_targets(html: Path, page: str = "genindex.html") -> list[str]:
+    """The page of every entry of an index page."""
+    return [href.split("#")[0] for href in index_links(html, page)]
+
+
+def test_index_links_are_split_by_where_they_point():
+    from lecturelib.book.rendering import index_links as split
+
+    entries = [("K", [("kernel PCA", ([(False, "chapters/05.html#i1"), (False, "reference/spectral.html#k")],
+                                      [], None)),
+                      ("KernelPCA (class)", ([(False, "reference/spectral.html#KernelPCA")],
+                                             [("fit()", [(False, "reference/spectral.html#fit")])], None))]),
+               ("Z", [("zeta", ([], [("sub", [(True, "chapters/07.html#z")])], None))])]
+    in_text = split(entries, lambda uri: not uri.startswith("reference/"))
+    assert in_text == [("K", [("kernel PCA", ([(False, "chapters/05.html#i1")], [], None))]),
+                       ("Z", [("zeta", ([], [("sub", [(True, "chapters/07.html#z")])], None))])]
+    api = split(entries, lambda uri: uri.startswith("reference/"))
+    assert [name for _, group in api for name, _ in group] == ["kernel PCA", "KernelPCA (class)"]
+    assert api[0][1][1][1][1] == [("fit()", [(False, "reference/spectral.html#fit")])]
 
 
 @pytest.mark.parametrize("edition", EDITIONS)
@@ -205,9 +350,38 @@ def test_general_index_is_reachable_and_has_entries(edition, request):
     assert nav and 'href="genindex.html"' in nav.group(0), "the index is not in the navigation"
     targets = index_targets(html)
     assert len(targets) > 50, f"{edition} book: the index has {len(targets)} entries"
-    concept = [t for t in targets if not t.startswith("reference/")]
-    assert concept, "the index lists only the library reference, no term of the text"
-    assert "notation.html" in concept
+    assert "notation.html" in targets
+    # the book's index holds the text's concepts; the API is indexed in the reference
+    api = [t for t in targets if t.startswith("reference/")]
+    assert not api, f"{edition} book: the general index lists API names: {api[:5]}"
+    page = (html / "genindex.html").read_text(encoding="utf-8")
+    assert 'href="reference/api-index.html"' in page, "the general index does not say where the API is"
+
+
+@pytest.mark.parametrize("edition", EDITIONS)
+def test_the_api_has_its_own_index_in_the_reference(edition, request):
+    """As the PDF's reference volume has its own index: every entry links into the
+    reference, every link reaches its anchor, and the index is in the reference's part of
+    the navigation and points back to the book's index."""
+    html = request.getfixturevalue(f"{edition}_html")
+    page = (html / "reference" / "api-index.html").read_text(encoding="utf-8")
+    links = index_links(html, "reference/api-index.html")
+    assert len(links) > 100, f"{edition} book: the API index has {len(links)} entries"
+    assert all(not link.startswith(("../", "http")) for link in links), [l for l in links if "/" in l][:5]
+    for link in links:
+        target, _, anchor = link.partition("#")
+        text = (html / "reference" / target).read_text(encoding="utf-8")
+        assert f'id="{anchor}"' in text, f"{link}: no such anchor"
+    names = re.sub(r"<[^>]+>", " ", page)
+    for name in ("gram_matrix()", "KernelPCA", "result_table()", "lecturelib.subspace"):
+        assert name in names, f"{name} is not in the index of the API"
+    assert 'href="../genindex.html"' in page, "the API index does not point to the book's index"
+    nav = re.search(r'<nav class="[^"]*bd-docs-nav[^"]*".*?</nav>', page, re.S)
+    assert nav and '<a class="current reference internal" href="#">Index of the API</a>' in nav.group(0)
+    kernels = (html / "reference" / "kernels.html").read_text(encoding="utf-8")
+    assert '<a class="reference internal" href="api-index.html">Index of the API</a>' in kernels
+    concepts = set(index_targets(html))
+    assert concepts and not concepts & {f"reference/{t}" for t in index_targets(html, "reference/api-index.html")}
 
 
 def test_every_chapter_has_index_entries(student_html):
@@ -457,7 +631,8 @@ def test_notation_appendix_is_listed_linked_and_covers_the_chapters():
     assert notation.startswith("(notation)=\n# Notation"), "the page needs the label (notation)= and its title"
     assert "{ref}`notation`" in (ROOT / "intro.md").read_text(encoding="utf-8"), "the intro does not link it"
     linked = set(re.findall(r"\{doc\}`[^`<]*<(chapters/[^>]+)>`", notation))
-    missing = [c.stem for c in CHAPTERS if f"chapters/{c.stem}" not in linked and c.stem != "B-performance"]
+    missing = [first.stem for first, pages in PAGES.items() if first.stem != "B-performance"
+               and not any(f"chapters/{page.stem}" in linked for page in pages)]
     assert not missing, f"the notation page names no symbol from: {missing}"
 
 

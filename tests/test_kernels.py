@@ -195,3 +195,46 @@ def test_is_psd_on_constructed_matrices(n, r, seed):
 def test_bad_input(thunk, exc, pattern):
     with pytest.raises(exc, match=pattern):
         thunk()
+
+
+# ------------------------------------------------------------------ normalised kernel
+
+def test_normalised_gram_matrix_is_the_cosine_in_feature_space():
+    from sklearn.metrics.pairwise import polynomial_kernel as sk_poly
+
+    rng = np.random.default_rng(4)
+    A, B = rng.normal(size=(7, 3)), rng.normal(size=(5, 3))
+    params = dict(degree=3, gamma=1 / 3, coef0=1.0)
+    K_AB = kernels.normalised_gram_matrix(A, B, kernel="poly", **params)
+    # an independent computation: scikit-learn's kernel, divided by its own diagonals
+    expected = sk_poly(A, B, **params) / np.sqrt(np.outer(
+        sk_poly(A, **params).diagonal(), sk_poly(B, **params).diagonal()))
+    np.testing.assert_allclose(K_AB, expected, rtol=1e-13)
+    K_AA = kernels.normalised_gram_matrix(A, kernel="poly", **params)
+    assert np.all(np.diag(K_AA) == 1.0) and np.allclose(K_AA, K_AA.T)
+    # the explicit feature map: the cosine of phi(a) and phi(b)
+    phi_a, phi_b = (kernels.polynomial_feature_map(Z, 2, theta=1.0) for Z in (A[:1], B[:1]))
+    cosine = (phi_a @ phi_b.T) / np.linalg.norm(phi_a) / np.linalg.norm(phi_b)
+    np.testing.assert_allclose(
+        kernels.normalised_gram_matrix(A[:1], B[:1], kernel="poly", degree=2, coef0=1.0),
+        cosine, rtol=1e-12)
+
+
+def test_normalised_gram_matrix_of_a_normalised_kernel_is_unchanged():
+    X = np.random.default_rng(5).normal(size=(6, 2))
+    np.testing.assert_allclose(kernels.normalised_gram_matrix(X, kernel="rbf", gamma=0.3),
+                               kernels.rbf_kernel(X, gamma=0.3), rtol=1e-14)
+
+
+def test_normalised_gram_matrix_survives_a_diagonal_whose_product_overflows():
+    X = np.array([[1e77, 0.0], [0.0, 1e77]]) * np.array([[1.0], [2.0]])
+    K = kernels.normalised_gram_matrix(X, np.array([[1e77, 1e77]]), kernel="linear")
+    np.testing.assert_allclose(K, [[2 ** -0.5], [2 ** -0.5]], rtol=1e-12)
+
+
+def test_normalised_gram_matrix_refuses_a_kernel_without_a_positive_diagonal():
+    X = np.array([[0.0, 0.0], [1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"k\(x, x\) must be positive, got 0 for a row of X"):
+        kernels.normalised_gram_matrix(X, kernel="linear")
+    with pytest.raises(ValueError, match="for a row of Y"):
+        kernels.normalised_gram_matrix(X[1:], X[:1], kernel="linear")

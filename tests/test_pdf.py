@@ -22,12 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from chapterpages import CHAPTER_FILES, PAGES, is_later_page
 from lecturelib.book.rendering import chapter_number, is_setup_code
 from solutiontext import MIN_CHARS, solution_lines
 
 pytestmark = pytest.mark.full
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+CHAPTERS = CHAPTER_FILES  # every page of every chapter
+FIRST_PAGES = sorted(PAGES)  # a chapter's first page has its title and number
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "pdftotext": "poppler-utils"}
 # Sphinx ends a code line it wraps at a space with a visible space (␣) and starts the
@@ -112,14 +114,23 @@ def printed_numbers(path: Path, per_chapter: int = 4) -> list[str]:
     return found[:per_chapter]
 
 
+def section_titles(path: Path) -> list[str]:
+    return [line[3:].strip() for source in (
+        "".join(c["source"]) for c in cells(path) if c["cell_type"] == "markdown")
+        for line in source.splitlines() if line.startswith("## ")]
+
+
 def test_pdf_has_every_chapter_title(pdf_text, reference_text):
     text = flat(pdf_text)
-    titles = [title_of(p) for p in CHAPTERS + EXERCISES] + ["Bibliography"]
+    titles = [title_of(p) for p in FIRST_PAGES + EXERCISES] + ["Bibliography"]
+    # a chapter's later pages (chapter 10's) continue it: their sections are its sections
+    titles += [t for p in CHAPTERS if is_later_page(p) for t in section_titles(p)]
     missing = [t for t in titles if flat(t) not in text]
     assert not missing, f"chapter titles missing from the PDF: {missing}"
     # The library reference is its own volume, with a page per module.
     modules = [re.sub(r"[`*]", "", path.read_text(encoding="utf-8").splitlines()[0][2:])
-               for path in sorted((ROOT / "reference").glob("*.md")) if path.stem != "index"]
+               for path in sorted((ROOT / "reference").glob("*.md"))
+               if path.stem not in ("index", "api-index")]  # the index of the API: HTML only
     reference = flat(reference_text)
     assert len(modules) > 10 and not [t for t in modules if flat(t) not in reference], modules
     assert "The lecturelib reference" in reference_text.split("\f", 1)[0], "the reference volume's title page"
@@ -133,7 +144,7 @@ def test_pdf_numbers_the_sections_of_each_chapter():
     toc = (LATEX / "book.toc").read_text(encoding="utf-8")
     entries = re.findall(r"\\contentsline \{(chapter|section)\}\{(.*?)\}\{[^{}]*\}\{[^{}]*\}%", toc)
     assert entries, "no entries read from book.toc"
-    chapters = {title_of(path): chapter_number(title_of(path)) for path in CHAPTERS}
+    chapters = {title_of(path): chapter_number(title_of(path)) for path in FIRST_PAGES}
     current, numbers, wrong = None, {}, []
     for kind, text in entries:
         if kind == "chapter":
@@ -151,6 +162,13 @@ def test_pdf_numbers_the_sections_of_each_chapter():
     assert set(numbers) == set(chapters.values()), f"chapters without sections in the contents: {set(chapters.values()) - set(numbers)}"
     for chapter, seen in numbers.items():
         assert seen == [f"{chapter}.{i}" for i in range(1, len(seen) + 1)], f"chapter {chapter}: {seen}"
+    # a chapter over several pages is one chapter: every page's sections, numbered on
+    for first, pages in PAGES.items():
+        if len(pages) > 1:
+            sections = [t for page in pages for t in section_titles(page)]
+            listed = [re.sub(r"\\numberline \{[^}]*\}", "", text).replace(r"\sphinxhyphen {}", "-")
+                      for kind, text in entries if kind == "section"]
+            assert [t for t in sections if t in listed] == sections, f"{first.stem}: {sections}"
 
 
 def setup_cells() -> list[str]:
@@ -162,7 +180,7 @@ def test_setup_cells_are_recognised():
     assert is_setup_code("import numpy as np\n\nfrom lecturelib import bayes\nnp.set_printoptions(precision=4)\n")
     assert not is_setup_code("import numpy as np\nX = np.ones(3)\n")
     assert not is_setup_code("")
-    first = [next(c for c in cells(p) if c["cell_type"] == "code") for p in CHAPTERS]
+    first = [next(c for c in cells(p) if c["cell_type"] == "code") for p in FIRST_PAGES]
     assert all(is_setup_code("".join(c["source"])) for c in first), "a chapter's first cell is not read as its imports"
 
 
@@ -178,16 +196,25 @@ def test_no_chapter_opens_with_its_imports(pdf_text):
     assert not printed, f"import lines of the chapters in the PDF: {printed[:5]}"
 
 
-OVERFULL = re.compile(r"^Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\).*$", re.M)
+OVERFULL = re.compile(r"^Overfull \\[hv]box \((\d+(?:\.\d+)?)pt too (?:wide|high)\).*$", re.M)
+
+
+def test_overfull_boxes_are_read_from_the_log():
+    log = ("Overfull \\hbox (21.3pt too wide) in paragraph at lines 10--12\n"
+           "Overfull \\vbox (5.7pt too high) has occurred while \\output is active\n"
+           "Underfull \\hbox (badness 10000) in paragraph at lines 3--4\n"
+           "Overfull \\vbox (0.2pt too high) detected at line 40\n")
+    assert [float(m.group(1)) for m in OVERFULL.finditer(log)] == [21.3, 5.7, 0.2]
 
 
 @pytest.mark.parametrize("volume", ["book", "reference"])
 def test_pdf_has_no_box_wider_than_the_page(pdf_text, volume):
     """No line, table or equation sticks out of the type area by more than 5 pt (the
-    notation tables did by up to 21 pt, their formulas in a column too narrow)."""
+    notation tables did by up to 21 pt, their formulas in a column too narrow), and no
+    page is more than 5 pt too tall (one was 5.7 pt: an overfull vbox)."""
     log = (LATEX / f"{volume}.log").read_text(encoding="utf-8", errors="replace")
     wide = [m.group(0) for m in OVERFULL.finditer(log) if float(m.group(1)) > 5]
-    assert not wide, f"{volume}.pdf: {len(wide)} overfull boxes wider than 5 pt: {wide[:5]}"
+    assert not wide, f"{volume}.pdf: {len(wide)} overfull boxes beyond 5 pt: {wide[:5]}"
 
 
 def index_pages(pdf: Path) -> list[int]:
@@ -316,7 +343,7 @@ def test_pdf_numbers_figures_and_tables_per_chapter(pdf_text):
     """Captions read "Figure 4.2", "Table 10.1": each chapter's own number, counted from 1
     without gaps (not a count through the whole book, nor the 100-based counters that
     keep the appendices' anchors apart)."""
-    chapters = {title_of(path).split(".")[0] for path in CHAPTERS}
+    chapters = {title_of(path).split(".")[0] for path in FIRST_PAGES}
     for kind in ("Figure", "Table"):
         seen: dict[str, set[int]] = {}
         for chapter, index in re.findall(rf"^{kind} ([0-9A-Z]+)\.(\d+)\s*:", pdf_text, re.M):

@@ -127,3 +127,125 @@ def test_result_table_refuses_bad_input(kwargs, message):
 
     with pytest.raises(ValueError, match=message):
         plotting.result_table(pd.DataFrame({"a": [1.0]}), **kwargs)
+
+
+# ------------------------------------------------------------------ numbered (named) tables
+
+def _grouped_frame():
+    import pandas as pd
+
+    index = pd.MultiIndex.from_tuples([("iris", 1), ("iris", 2), ("wine", 1)],
+                                      names=["data", "$k$"])
+    return pd.DataFrame({r"$\eta$": [0.5, np.nan, 0.25], "rule": ["a|b", "c", None],
+                         "n": [3, 12, 7]}, index=index)
+
+
+NAMED_MYST = "\n".join([
+    r"```{table} Errors by $\eta$ and $k$, with $\lvert C\rvert$.",
+    ":name: ch05-tab-grouped",
+    "",
+    r"| data | $k$ | $\eta$ | rule | n |",
+    "|---|---:|---:|---|---:|",
+    r"| iris | 1 | 0.50 | a\|b | 3 |",
+    "|  | 2 |  | c | 12 |",
+    "| wine | 1 | 0.25 |  | 7 |",
+    "```",
+])
+
+
+def test_named_result_table_is_a_myst_table_and_plain_text_only():
+    from IPython.core.formatters import DisplayFormatter
+
+    table = plotting.result_table(
+        _grouped_frame(), r"Errors by $\eta$ and $k$, with $\lvert C\rvert$.",
+        digits={r"$\eta$": 2}, name="ch05-tab-grouped")
+    # the caption's math kept as MyST math; a MultiIndex as two columns, its repeated
+    # group label shown once; NaN and None as empty cells; a '|' in a cell escaped;
+    # numbers aligned right, text left
+    assert table.to_myst() == NAMED_MYST
+    bundle, _ = DisplayFormatter().format(table)
+    assert set(bundle) == {"text/markdown", "text/plain"}  # no HTML: one table, numbered
+    assert bundle["text/markdown"] == NAMED_MYST
+    assert bundle["text/plain"] == repr(table)
+    assert repr(table).splitlines()[0] == r"Errors by $\eta$ and $k$, with $\lvert C\rvert$."
+
+
+def test_named_result_table_parses_as_one_named_table_node():
+    """MyST (as the book parses the output) reads the directive as a docutils table with
+    the name, the caption's math, and the cell with the escaped bar as 'a|b'."""
+    from docutils import nodes
+    from docutils.core import publish_doctree
+    from myst_parser.parsers.docutils_ import Parser
+
+    doctree = publish_doctree(NAMED_MYST, parser=Parser(), settings_overrides={
+        "myst_enable_extensions": ["dollarmath"], "report_level": 2, "halt_level": 2})
+    (table,) = list(doctree.findall(nodes.table))
+    assert table["names"] == ["ch05-tab-grouped"]
+    assert [m.astext() for m in table[0].findall(nodes.math)] == [r"\eta", "k", r"\lvert C\rvert"]
+    rows = [[entry.astext() for entry in row] for row in table.findall(nodes.row)]
+    assert rows == [["data", "k", r"\eta", "rule", "n"], ["iris", "1", "0.50", "a|b", "3"],
+                    ["", "2", "", "c", "12"], ["wine", "1", "0.25", "", "7"]]
+
+
+def test_unnamed_result_table_is_still_an_html_table():
+    from IPython.core.formatters import DisplayFormatter
+
+    table = plotting.result_table(_grouped_frame(), "Errors.", digits=2)
+    bundle, _ = DisplayFormatter().format(table)
+    assert set(bundle) == {"text/html", "text/plain"} and "<caption>Errors.</caption>" in \
+        bundle["text/html"]
+    with pytest.raises(ValueError, match="needs a name"):
+        table.to_myst()
+
+
+def test_named_result_table_index_false_and_backticks_in_a_cell():
+    import pandas as pd
+
+    frame = pd.DataFrame({"code": ["```x```", "y"], "value": [1.25, -2.0]})
+    text = plotting.result_table(frame, "Code.", index=False, digits=1, name="t_1").to_myst()
+    lines = text.splitlines()
+    # a fence longer than the cell's run of backticks, so that the cell cannot close it
+    assert lines[0] == "````{table} Code." and lines[-1] == "````"
+    assert lines[3:6] == ["| code | value |", "|---|---:|", "| ```x``` | 1.2 |"]
+
+
+@pytest.mark.parametrize("name", ["", "two words", "ch05:tab", "tab\n", "é-tab", 7])
+def test_result_table_refuses_a_name_that_is_not_a_label(name):
+    import pandas as pd
+
+    with pytest.raises(ValueError, match="name=.* is not valid; name must be a label of "
+                                         "letters, digits, '-' and '_'"):
+        plotting.result_table(pd.DataFrame({"a": [1.0]}), "c", name=name)
+
+
+@pytest.mark.parametrize("frame, caption, message", [
+    ("plain", "two\nlines", "caption must be one line"),
+    ("newline heading", "c", "heading holds a line break"),
+])
+def test_named_result_table_refuses_what_markdown_cannot_show(frame, caption, message):
+    import pandas as pd
+
+    frames = {"plain": pd.DataFrame({"a": [1.0]}),
+              "newline heading": pd.DataFrame({"a\nb": [1]})}
+    with pytest.raises(ValueError, match=message):
+        plotting.result_table(frames[frame], caption, name="ch05-tab-x").to_myst()
+
+
+def test_named_result_table_gives_a_float_index_the_tables_decimals():
+    import pandas as pd
+
+    frame = pd.DataFrame({"rho": [0.91234, 0.5]}, index=pd.Index([0.0, 0.01], name="tau"))
+    lines = plotting.result_table(frame, "c", digits=2, name="x").to_myst().splitlines()
+    assert lines[5:7] == ["| 0.00 | 0.91 |", "| 0.01 | 0.50 |"]
+
+
+def test_mean_sd_is_the_mean_and_the_population_deviation():
+    import statistics
+
+    values = [0.912, 0.875, 0.941, 0.903]
+    mean, sd = statistics.fmean(values), statistics.pstdev(values)
+    assert plotting.mean_sd(values, 3) == f"{mean:.3f} ({sd:.3f})" == "0.908 (0.024)"
+    assert plotting.mean_sd(np.array([91.4, 96.8]), 1) == "94.1 (2.7)"
+    for bad, message in (([], "empty"), ([1.0, np.nan], "NaN"), ([[1.0]], "dimension")):
+        with pytest.raises(ValueError, match=message):
+            plotting.mean_sd(bad, 2)

@@ -3,7 +3,7 @@
 math, not as ASCII.
 
 A table is either a Markdown table inside a ```{table}``` directive, or the output of a
-code cell that shows a `plotting.result_table` through the chapter's `numbered_table`:
+code cell that shows a `plotting.result_table` given a ``name``:
 a ``text/markdown`` output holding the same directive, which MyST-NB parses as MyST
 (the notebook's metadata sets ``render_markdown_format: myst``), so that the HTML book and
 the PDF both get a real, numbered table (CONTRIBUTING, "Figures, tables and equations").
@@ -122,7 +122,7 @@ def test_every_table_is_a_named_table_directive(path):
                 html = "".join(out.get("data", {}).get("text/html", ""))
                 if "<table" in html:
                     problems.append(f"cell {i}: an HTML table output (not numbered); "
-                                    "show it with numbered_table")
+                                    "give its result_table a name")
             blocks = [TABLE_DIRECTIVE.match(t) for t in output_tables(cell)]
         for block in blocks:
             caption, options = block.group(1).strip(), block.group(2)
@@ -140,6 +140,22 @@ def test_every_table_is_a_named_table_directive(path):
     if any(output_tables(c) for c in nb["cells"]):
         assert nb["metadata"].get("mystnb", {}).get("render_markdown_format") == "myst", \
             f"{path.name}: table outputs need the notebook's mystnb render_markdown_format: myst"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_computed_tables_come_from_the_library(path):
+    """A computed table is `plotting.result_table(..., name=...)`, the cell's last
+    expression: no chapter writes MyST tables with a helper of its own."""
+    for i, cell in enumerate(notebook(path)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        assert "{table}" not in source, f"{path.name} cell {i}: writes a MyST table itself"
+        if output_tables(cell):
+            assert "plotting.result_table(" in source and "name=" in source, \
+                f"{path.name} cell {i}: a table output not made by plotting.result_table"
+            assert [o["output_type"] for o in cell["outputs"]][-1] == "execute_result", \
+                f"{path.name} cell {i}: the table is not the cell's last expression"
 
 
 def test_table_names_are_unique_in_the_book():

@@ -118,8 +118,9 @@ def drop_grading_app(target: Path) -> None:
     text = pyproject.read_text(encoding="utf-8")
     package = '"' + GRADING_APP.replace("/", ".") + '"'
     text = text.replace(", " + package + "]", "]")
-    text = re.sub(r"\n\[tool\.setuptools\.package-data\]\n" + re.escape(package) + r" = \[[^\]]*\]\n",
-                  "\n", text)
+    text = re.sub(r"^" + re.escape(package) + r" = \[[^\]]*\]\n", "", text, flags=re.M)
+    # a package-data table left empty goes too
+    text = re.sub(r"\n\[tool\.setuptools\.package-data\]\n(?=\n|\[|\Z)", "\n", text)
     if package in text:
         raise SystemExit(f"release: cannot remove {package} from pyproject.toml (its form changed)")
     pyproject.write_text(text, encoding="utf-8")

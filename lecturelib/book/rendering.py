@@ -20,8 +20,16 @@ Theorems, definitions, examples, numbered equations (everything Sphinx numbers t
 ``numfig``) are numbered per chapter: "Theorem 4.2", equation "(4.3)", "Theorem A.1" in
 appendix A.  The chapter's number is the one its title carries ("4. Support vector
 machines", "A. Constrained optimisation"), so the book needs no numbered toctree (which
-would number the titles a second time).  A page whose title has no number numbers its
-items from 1 on its own.
+would number the titles a second time).  A long chapter may run over several pages: its
+first page carries the number, the later pages are listed under it in ``_toc.yml``
+(``sections:``) with titles of their own, and the numbers run on from page to page
+("Figure 10.7" on the second page after "Figure 10.6" on the first); in the PDF the later
+pages' sections are the chapter's sections.  Any other page whose title has no number
+numbers its items from 1 on its own.
+
+The HTML book has two indexes, as the PDF has one per volume: the general index
+(``genindex``) holds the chapters' terms, and a page of the library reference
+(``lecturelib_api_index``) the names of the API, each pointing to the other.
 
 The search index holds the pages' prose, not the code of their notebook cells, and a
 scorer (``_static/search_scorer.js``, ``html_search_scorer``) ranks the chapters above the
@@ -80,6 +88,7 @@ import re
 from pathlib import Path
 
 from docutils import nodes
+from markupsafe import Markup
 from sphinx import addnodes
 from sphinx.util.texescape import escape as tex_escape
 
@@ -345,6 +354,112 @@ def _not_in_the_book(config) -> set[str]:
     return {"genindex", *(volume[0] for volume in config.lecturelib_latex_volumes)}
 
 
+def _html_only_pages_out_of_print(app, doctree):
+    """In the PDF, no toctree lists a page that only the HTML book has (``genindex``, the
+    index of the API): LaTeX prints each volume's index itself."""
+    if app.builder.name != "latex":
+        return
+    html_only = {"genindex", app.config.lecturelib_api_index}
+    for toctree in doctree.findall(addnodes.toctree):
+        toctree["entries"] = [(title, ref) for title, ref in toctree["entries"] if ref not in html_only]
+        toctree["includefiles"] = [ref for ref in toctree.get("includefiles", []) if ref not in html_only]
+
+
+# ------------------------------------------------------------------- the HTML book's indexes
+
+def volume_pages(env, config) -> set[str]:
+    """The pages of the other volumes (the library reference): each volume's first page
+    (``lecturelib_latex_volumes``) and every page below it in the toctree."""
+    found: set[str] = set()
+    stack = [volume[0] for volume in config.lecturelib_latex_volumes]
+    while stack:
+        page = stack.pop()
+        if page not in found:
+            found.add(page)
+            stack += env.toctree_includes.get(page, [])
+    return found
+
+
+def index_links(entries, keep):
+    """Sphinx's index entries (``genindexentries``: letters, each with its entries and their
+    links and sub-entries) with the links for which ``keep(uri)`` holds; an entry left
+    without a link, and a letter left without an entry, are dropped."""
+    out = []
+    for letter, group in entries:
+        kept = []
+        for name, (links, subitems, category) in group:
+            links = [(main, uri) for main, uri in links if keep(uri)]
+            subitems = [(sub, [(main, uri) for main, uri in sublinks if keep(uri)])
+                        for sub, sublinks in subitems]
+            subitems = [(sub, sublinks) for sub, sublinks in subitems if sublinks]
+            if links or subitems:
+                kept.append((name, (links, subitems, category)))
+        if kept:
+            out.append((letter, kept))
+    return out
+
+
+def _page_of_link(builder, uri: str) -> str:
+    """``reference/kernels.html#lecturelib.kernels.gram_matrix`` -> ``reference/kernels``
+    (a link of the general index, relative to the book's root)."""
+    target = uri.split("#", 1)[0]
+    suffix = builder.link_suffix
+    return target[:-len(suffix)] if suffix and target.endswith(suffix) else target
+
+
+def _index_of_concepts(app, pagename, templatename, context, doctree):
+    """The general index (``genindex``) holds the book's concepts: its links into the
+    library reference go to the index of the API (``lecturelib_api_index``), as the PDF
+    indexes the API in the reference's volume."""
+    api_index = app.config.lecturelib_api_index
+    if pagename != "genindex" or "genindexentries" not in context or not api_index:
+        return None
+    api = volume_pages(app.env, app.config)
+    context["genindexentries"] = index_links(
+        context["genindexentries"], lambda uri: _page_of_link(app.builder, uri) not in api)
+    context["index_title"] = "Index"
+    context["index_note"] = Markup(
+        "The terms of the chapters. The names of the library (its modules, functions, "
+        f'classes and their members) are in the <a href="{context["pathto"](api_index)}">'
+        "index of the lecturelib reference</a>.")
+    return "lecturelib-index.html"
+
+
+def _index_of_the_api(app):
+    """The index of the API (``lecturelib_api_index``, a page of the library reference): the
+    general index's entries that link into the reference."""
+    page = app.config.lecturelib_api_index
+    if not page or app.builder.format != "html":
+        return []
+    from sphinx.environment.adapters.indexentries import IndexEntries
+
+    api = volume_pages(app.env, app.config)
+    entries = index_links(IndexEntries(app.env).create_index(app.builder),
+                          lambda uri: _page_of_link(app.builder, uri) in api)
+
+    def from_the_page(uri):  # the links are relative to the root (genindex), not to the page
+        target, sep, anchor = uri.partition("#")
+        return app.builder.get_relative_uri(page, _page_of_link(app.builder, target)) + sep + anchor
+
+    entries = [(letter, [(name, ([(main, from_the_page(uri)) for main, uri in links],
+                                 [(sub, [(main, from_the_page(uri)) for main, uri in sublinks])
+                                  for sub, sublinks in subitems], category))
+                         for name, (links, subitems, category) in group])
+               for letter, group in entries]
+    genindex = app.builder.get_relative_uri(page, "genindex")
+    context = {"genindexentries": entries, "index_title": "Index of the lecturelib API",
+               "index_note": Markup(
+                   "The modules, functions, classes and members of the library, with the pages "
+                   "of this reference that document them. The terms of the chapters are in the "
+                   f'book\'s <a href="{genindex}">general index</a>.')}
+    return [(page, context, "lecturelib-index.html")]
+
+
+def _index_templates(app, config):
+    """The template of the two indexes (``templates/lecturelib-index.html``)."""
+    config.templates_path.append(str(Path(__file__).parent / "templates"))
+
+
 def _add_latex_volumes(app, env):
     """The other volumes (``lecturelib_latex_volumes``) join ``latex_documents`` once the pages
     are read: jupyter-book 1 rewrites a one-entry list after Sphinx starts, and fails on more."""
@@ -386,10 +501,53 @@ def chapter_number(title: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _toctree_parents(env) -> dict[str, str]:
+    """Each page's parent: the page whose toctree lists it (``_toc.yml``'s ``sections:``)."""
+    parents = {}
+    for parent, children in env.toctree_includes.items():
+        for child in children:
+            parents.setdefault(child, parent)
+    return parents
+
+
+def chapter_of(env, docname, parents=None):
+    """(first page, number) of the chapter page ``docname`` belongs to, or (None, None).
+
+    A page whose title starts with a number ("10. Subspace methods") opens that chapter.
+    A page without one that ``_toc.yml`` lists among the ``sections:`` of a chapter's page
+    (chapter 10's later pages) continues that chapter: its figures, tables, equations
+    and theorems are numbered on from the pages before it ("Figure 10.7" after "10.6").
+    """
+    parents = _toctree_parents(env) if parents is None else parents
+    page, seen = docname, set()
+    while page is not None and page not in seen:
+        seen.add(page)
+        title = env.titles.get(page)
+        number = chapter_number(title.astext()) if title is not None else None
+        if number is not None:
+            return page, number
+        page = parents.get(page)
+    return None, None
+
+
 def _chapter_number_of(env, docname):
-    """The number the title of page ``docname`` starts with, or None."""
-    title = env.titles.get(docname)
-    return chapter_number(title.astext()) if title is not None else None
+    """The number of the chapter page ``docname`` belongs to (its own title's), or None."""
+    return chapter_of(env, docname)[1]
+
+
+def is_later_page(env, docname, parents=None) -> bool:
+    """True for a page that continues a chapter begun on an earlier page."""
+    first, _ = chapter_of(env, docname, parents)
+    return first is not None and first != docname
+
+
+def chapter_pages(env, first) -> list[str]:
+    """The pages of the chapter that opens on ``first``, in reading order (the toctree's)."""
+    pages = [first]
+    for child in env.toctree_includes.get(first, []):
+        if is_later_page(env, child):
+            pages += chapter_pages(env, child)
+    return pages
 
 
 def _number_per_chapter(app, env):
@@ -397,20 +555,36 @@ def _number_per_chapter(app, env):
 
     Sphinx's toctree collector (``env-get-updated``, run before this listener) counts each
     kind (theorem, equation, figure, ...) through the book when the toctree is not
-    numbered.  Here every page's items of each kind are counted again from 1, in the order
-    Sphinx found them, and prefixed with the page's chapter number.  Every consumer
-    (sphinx-proof's titles and ``{prf:ref}``, equation numbers, ``{numref}``, the LaTeX
-    builder) reads these numbers from ``env.toc_fignumbers``.
+    numbered.  Here each chapter's items of each kind are counted again from 1, in the
+    order Sphinx found them, page after page of the chapter (a chapter may run over
+    several pages, see `chapter_of`), and prefixed with the chapter number; a page outside
+    the chapters counts its own from 1.  Every consumer (sphinx-proof's titles and
+    ``{prf:ref}``, equation numbers, ``{numref}``, the LaTeX builder) reads these numbers
+    from ``env.toc_fignumbers``.
     """
+    parents = _toctree_parents(env)
+    groups: dict[str, list[str]] = {}
+    for docname in env.toc_fignumbers:
+        first, _ = chapter_of(env, docname, parents)
+        groups.setdefault(first or docname, []).append(docname)
     changed = []
-    for docname, kinds in env.toc_fignumbers.items():
-        number = _chapter_number_of(env, docname)
+    for first, pages in groups.items():
+        number = _chapter_number_of(env, first)
         prefix = () if number is None else (int(number) if number.isdigit() else number,)
-        renumbered = {kind: {node_id: (*prefix, i) for i, node_id in enumerate(ids, start=1)}
-                      for kind, ids in kinds.items()}
-        if renumbered != kinds:
-            env.toc_fignumbers[docname] = renumbered
-            changed.append(docname)
+        order = chapter_pages(env, first) if number is not None else [first]
+        pages.sort(key=lambda page: (order.index(page) if page in order else len(order), page))
+        counts: dict[str, int] = {}
+        for docname in pages:
+            kinds = env.toc_fignumbers[docname]
+            renumbered = {}
+            for kind, ids in kinds.items():
+                start = counts.get(kind, 0)
+                renumbered[kind] = {node_id: (*prefix, start + i)
+                                    for i, node_id in enumerate(ids, start=1)}
+                counts[kind] = start + len(ids)
+            if renumbered != kinds:
+                env.toc_fignumbers[docname] = renumbered
+                changed.append(docname)
     return changed
 
 
@@ -442,7 +616,10 @@ def _equation_numbers_for_latex(app, doctree, docname):
     ("4.3", "A.1")."""
     if app.builder.name != "latex":
         return
+    parents = _toctree_parents(app.env)
     for start in list(doctree.findall(addnodes.start_of_file)):
+        if is_later_page(app.env, start.get("docname"), parents):
+            continue  # its chapter's numbers run on (see _later_pages_into_their_chapter)
         number = _chapter_number_of(app.env, start.get("docname"))
         # The chapter heading itself is never numbered by LaTeX (its title has the number).
         tex = "\\setcounter{secnumdepth}{-1}"
@@ -500,6 +677,43 @@ def _folded_code_out_of_print(app, doctree, docname):
             cell.parent.remove(cell)
 
 
+def _later_pages_into_their_chapter(app, doctree, docname):
+    """In the PDF, a chapter that runs over several pages is one chapter.
+
+    A later page of a chapter (chapter 10's) is included where its chapter's page lists
+    it, one level below the chapter's title, so its sections would be subsections under
+    a section of the page's title.  Its sections become the chapter's sections instead,
+    numbered on ("10.5" after "10.4").  The page's title stays only where the page has
+    text of its own before its first section (chapter 10's page "SVM-2K" is one
+    section); a page whose opening is only for the HTML book (``{only} html``) loses it.
+    Run after the folded code is dropped, so a folded set-up cell does not count as text.
+    """
+    if app.builder.name != "latex":
+        return
+    parents = _toctree_parents(app.env)
+    for start in list(doctree.findall(addnodes.start_of_file)):
+        if not is_later_page(app.env, start.get("docname"), parents):
+            continue
+        top = next((child for child in start.children if isinstance(child, nodes.section)), None)
+        if top is None:
+            continue
+        sections = [child for child in top.children if isinstance(child, nodes.section)]
+        # sphinx-proof finds a theorem's page (for its number) as the nearest section above
+        # it with the page's title among its names: the sections keep the page's title
+        title = app.env.titles[start["docname"]].astext().lower()
+        for section in sections:
+            top.remove(section)
+            section["names"].append(title)
+        quiet = (nodes.title, nodes.target, addnodes.index, nodes.comment)
+        if any(not isinstance(child, quiet) for child in top.children):
+            start.insert(start.index(top) + 1, sections)
+            continue
+        body = [child for child in top.children if not isinstance(child, nodes.title)]
+        if sections:  # the page's anchors go to its first section
+            sections[0]["ids"] = top["ids"] + sections[0]["ids"]
+        top.replace_self(body + sections)
+
+
 def _links_within_the_volume(app, doctree, docname):
     """In a PDF, a link to a page of the other volume (the book's links to the library
     reference) becomes its text: LaTeX cannot link from one PDF into another."""
@@ -551,6 +765,29 @@ def _proofs_for_latex(app, doctree, docname):
         if body and isinstance(body[-1], nodes.paragraph):
             body[-1] += nodes.raw("", "\\hfill$\\square$", format="latex")
         box.replace_self(body)
+
+
+# Around a theorem, definition or example box in the PDF: a minipage, which framed.sty
+# does not split.
+_WHOLE_BOX = ("\\par\\noindent\\begin{minipage}{\\linewidth}\n", "\\end{minipage}\\par\n")
+
+
+def _statements_whole_for_latex(app, doctree, docname):
+    """In the PDF, a theorem, definition, example... (a box of sphinx-proof) is never split
+    across two pages: it goes whole onto the next page when it does not fit.  framed.sty,
+    which splits Sphinx's boxes, split a definition ending in a display with its bottom
+    edge 5.7 pt below the type area and an empty slice of frame on the next page, and a
+    theorem ending in a display 11 pt below (overfull vboxes).  The statements are short;
+    a proof is text, not a box (`_proofs_for_latex`)."""
+    if app.builder.name != "latex":
+        return
+    from sphinx_proof.nodes import NODE_TYPES, unenumerable_node
+
+    statements = (*NODE_TYPES.values(), unenumerable_node)
+    for box in list(doctree.findall(lambda n: isinstance(n, statements))):
+        parent, at = box.parent, box.parent.index(box)
+        parent.insert(at + 1, nodes.raw("", _WHOLE_BOX[1], format="latex"))
+        parent.insert(at, nodes.raw("", _WHOLE_BOX[0], format="latex"))
 
 
 # ---------------------------------------------------------------------------- the HTML book
@@ -675,14 +912,21 @@ def setup(app):
     app.connect("config-inited", _scorer_from_the_book)
     app.connect("build-finished", _search_summaries)
     app.add_config_value("lecturelib_latex_volumes", [], "env")
+    app.add_config_value("lecturelib_api_index", "", "env")
+    app.connect("config-inited", _index_templates)
+    app.connect("doctree-read", _html_only_pages_out_of_print)
+    app.connect("html-page-context", _index_of_concepts)
+    app.connect("html-collect-pages", _index_of_the_api)
     app.connect("env-updated", _add_latex_volumes)
     app.connect("doctree-read", _parts_for_latex)
     app.connect("doctree-resolved", _corrections_for_latex)
     app.connect("doctree-resolved", _equation_numbers_for_latex)
     app.connect("doctree-read", _preface_for_latex)
     app.connect("doctree-resolved", _folded_code_out_of_print)
+    app.connect("doctree-resolved", _later_pages_into_their_chapter)
     app.connect("doctree-resolved", _links_within_the_volume)
     app.connect("doctree-resolved", _proofs_for_latex)
+    app.connect("doctree-resolved", _statements_whole_for_latex)
     app.connect("doctree-resolved", _figures_and_solutions_for_html)
     app.connect("html-page-context", _scripts_once, priority=900)
     app.connect("build-finished", _rewrite_pages)
