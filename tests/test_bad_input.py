@@ -442,6 +442,10 @@ CASES = [
      lambda: clustering.trace_objective(np.eye(3), [0, 1, 10**15]), ValueError,
      r"labels leaves 999999999999998 of the clusters 0..1000000000000000 empty "
      r"\(the first is 2\)"),
+    ("maxent.maxent_distribution tol below rounding",   # said the targets were unattainable
+     lambda: maxent.maxent_distribution(np.arange(1, 7.0)[:, None], [4.5], tol=0), ValueError,
+     r"hold to [\d.e+-]+ after 100 Newton steps \(max_iter\), within the rounding of float64 "
+     r"expectations \([\d.e+-]+\), but tol=0 asks for less: raise tol"),
     ("subspace.gram_schmidt_bound residual above R**2",
      lambda: subspace.gram_schmidt_bound(1.5, 5, 100, R=1.0), ValueError,
      r"empirical_residual=1.5 is larger than R\*\*2=1.0"),
