@@ -3,13 +3,22 @@
 Usage::
 
     .venv/bin/python benchmarks/large_n.py                 # n = 30,000
-    .venv/bin/python benchmarks/large_n.py 30000 100000    # also n = 100,000 (slow)
+    .venv/bin/python benchmarks/large_n.py 30000 100000    # also n = 100,000
+    .venv/bin/python benchmarks/large_n.py 30000 100000 --budget 600 --memory-gb 8
     .venv/bin/python benchmarks/large_n.py --report-only   # rewrite LARGE_N.md from the JSON
 
 Each case runs in a fresh worker process on one BLAS thread and reports the time of its
 call and its peak memory above the worker's baseline (after the imports and the data):
 the resident set's high-water mark, ``ru_maxrss``.  The data are 3 features, three
 Gaussian classes shifted apart (``make_data``), the same for every case.
+
+Two limits keep a run within what a shared machine affords.  Time: a case whose time,
+predicted from the same case at the largest smaller n of the run by its scaling law
+(``SCALING``: n^2 for the target neighbours, n for the others), is above ``--budget``
+seconds (default 600) is skipped with that prediction as its reason, and a run that goes
+over the budget anyway is stopped and reported so.  Memory: every worker runs under an
+address-space limit of ``--memory-gb`` (default 8), so a case that needs more fails with
+MemoryError instead of pushing the machine into swap.
 
 - ``MMC(max_pairs=1000)`` and ``ITML(n_constraints=80)`` draw their pairs without listing
   all n(n-1)/2 of them (before: 3.35 GiB for the list alone at n = 30,000, MemoryError
@@ -42,6 +51,16 @@ ROOT = HERE.parent
 CASES = ["MMC", "ITML", "IncompleteCholesky", "Nystroem", "lmnn_target_neighbors",
          "NearestNeighbors"]
 REFERENCE = {"IncompleteCholesky": "Nystroem", "lmnn_target_neighbors": "NearestNeighbors"}
+# How each case's time grows with n, for the prediction that skips a case over the budget:
+# the pair samplers draw a fixed number of pairs (their work is the data's O(n) checks),
+# IncompleteCholesky and Nystroem do about rank^2 x n work (the rank grows slowly with n at
+# a fixed tol; taken as at the smaller n), the target neighbours compute every distance
+# within a class (sum of n_c^2), the KD-tree does n log n.
+SCALING = {"MMC": 1, "ITML": 1, "IncompleteCholesky": 1, "Nystroem": 1,
+           "lmnn_target_neighbors": 2, "NearestNeighbors": 1}
+SCALING_TEXT = {1: "n", 2: "n^2"}
+DEFAULT_BUDGET = 600.0
+DEFAULT_MEMORY_GB = 8.0
 
 
 def make_data(n):
@@ -84,9 +103,11 @@ def run_case(name, X, y, rank):
     raise ValueError(name)
 
 
-def worker(name, n, rank):
+def worker(name, n, rank, memory_gb):
     import resource
 
+    limit = int(memory_gb * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     X, y = make_data(n)
     run_case(name, X[:300], y[:300], min(rank, 50))      # imports and first-call costs
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -97,34 +118,89 @@ def worker(name, n, rank):
     print(json.dumps({"seconds": seconds, "peak_mb": max(0, peak - base) / 1024, "found": found}))
 
 
-def measure(name, n, rank=0):
+def measure(name, n, rank=0, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, __file__, "--worker", name, str(n), str(rank)],
-                          capture_output=True, text=True, env=env, timeout=3600)
+    # the worker's imports and warm-up take a few seconds beyond the timed call
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--worker", name, str(n), str(rank),
+                               str(memory_gb)],
+                              capture_output=True, text=True, env=env, timeout=budget + 60)
+    except subprocess.TimeoutExpired:
+        return {"skipped": f"stopped: over the {budget:.0f} s budget"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if out["seconds"] > budget:
+        out["over_budget"] = True
+    return out
 
 
-def report(results, load):
+def predicted_seconds(name, n, results):
+    """``(seconds, from_n)``: the case's time at ``n`` predicted from its time at the largest
+    smaller n of this run by ``SCALING``, or ``None`` when there is none."""
+    smaller = [m for m in results if m < n and "seconds" in results[m].get(name, {})]
+    if not smaller:
+        return None
+    m = max(smaller)
+    return results[m][name]["seconds"] * (n / m) ** SCALING[name], m
+
+
+def growth_lines(results):
+    """How time and peak memory grew from the smallest to the largest n measured, beside the
+    growth ``SCALING`` assumes for the time (and the rank, which enters IncompleteCholesky's
+    rank^2 x n work and its n x rank factor)."""
+    sizes = sorted(results)
+    if len(sizes) < 2:
+        return []
+    lo, hi = sizes[0], sizes[-1]
+    out = ["", f"Growth from n = {lo:,} to n = {hi:,} (n x {hi / lo:.2f}):", ""]
+    for name in ("MMC", "ITML", "IncompleteCholesky", "lmnn_target_neighbors"):
+        a, b = results[lo].get(name, {}), results[hi].get(name, {})
+        if "seconds" not in a or "seconds" not in b:
+            continue
+        expected = (hi / lo) ** SCALING[name]
+        text = (f"- {name}: time x {b['seconds'] / a['seconds']:.1f} (as "
+                f"{SCALING_TEXT[SCALING[name]]}: x {expected:.1f}), peak memory x "
+                f"{b['peak_mb'] / max(a['peak_mb'], 1e-9):.1f}")
+        if b["peak_mb"] < 16:
+            text += (f" ({a['peak_mb']:.1f} to {b['peak_mb']:.1f} MB: copies of X, "
+                     f"{hi * 3 * 8 / 2**20:.1f} MB at n = {hi:,}, and O(n) index arrays, "
+                     "too little above the worker's earlier high-water mark for the ratio to "
+                     "mean much)")
+        if name == "IncompleteCholesky":
+            rank = b["found"] / a["found"]
+            text += (f"; the rank grew x {rank:.2f} ({a['found']} to {b['found']}), so "
+                     f"rank^2 x n predicts time x {rank**2 * hi / lo:.1f} and the factor's "
+                     f"n x rank memory x {rank * hi / lo:.1f}")
+        out.append(text)
+    return out
+
+
+def report(results, load, limits):
     lines = ["# Large-n benchmarks", "",
              "Written by `benchmarks/large_n.py` (see its docstring for the cases and what "
              "they replaced). Time of the call and peak resident memory above the worker's "
              "baseline, one BLAS thread, 3 features; a ratio is lecturelib / reference.", "",
              "| n | method | seconds | peak MB | found | reference | seconds | peak MB | time ratio |",
              "|---|---|---|---|---|---|---|---|---|"]
+    skipped = []
     for n, rows in results.items():
         for name in ("MMC", "ITML", "IncompleteCholesky", "lmnn_target_neighbors"):
             ours = rows[name]
             ref_name = REFERENCE.get(name)
             ref = rows.get(ref_name) if ref_name else None
             if "error" in ours:
-                lines.append(f"| {n} | {name} | failed: {ours['error']} | | | | | | |")
+                lines.append(f"| {n:,} | {name} | failed: {ours['error']} | | | | | | |")
                 continue
-            cells = [f"{n:,}", name, f"{ours['seconds']:.2f}", f"{ours['peak_mb']:.0f}",
+            if "skipped" in ours:
+                lines.append(f"| {n:,} | {name} | skipped (below) | | | | | | |")
+                skipped.append(f"{name} at n = {n:,}: {ours['skipped']}")
+                continue
+            over = " (over the budget)" if ours.get("over_budget") else ""
+            cells = [f"{n:,}", name, f"{ours['seconds']:.2f}{over}", f"{ours['peak_mb']:.0f}",
                      str(ours["found"])]
-            if ref and "error" not in ref:
+            if ref and "seconds" in ref:
                 cells += [ref_name, f"{ref['seconds']:.2f}", f"{ref['peak_mb']:.0f}",
                           f"{ours['seconds'] / ref['seconds']:.1f}"]
             else:
@@ -143,40 +219,71 @@ def report(results, load):
               "hence the large time ratio; LMNN's own loss is O(n^2) per iteration, so this "
               "step is not its bottleneck. `IncompleteCholesky` picks each pivot greedily and "
               "computes one kernel column and one rank-long update per pivot (about rank^2 x n work); `Nystroem` "
-              "samples its landmarks at random and does the work in a few BLAS calls.", "",
-              "n = 100,000 is not measured here: on this shared machine the two quadratic-time "
-              "rows would take an estimated 10 (IncompleteCholesky, rank x n) to 20 minutes "
-              "(target neighbours, n^2 / 3 distances); run `benchmarks/large_n.py 30000 "
-              "100000` on a quiet machine to add it.", "",
+              "samples its landmarks at random and does the work in a few BLAS calls."]
+    lines += growth_lines(results)
+    if skipped:
+        lines += ["", f"Skipped (a run over the time budget of {limits['budget']:.0f} s a "
+                  "case, predicted from the same case at the smaller n of this run):", ""]
+        lines += [f"- {text}" for text in skipped]
+    lines += ["", f"Limits of this run: {limits['budget']:.0f} s a case, an address space of "
+              f"{limits['memory_gb']:g} GB a worker.", "",
               f"Measured on {os.cpu_count()} cores shared with other work, one-minute load "
               f"average {load[0]:.1f} at the start and {load[1]:.1f} at the end "
-              f"({time.strftime('%d %B %Y')}); times on a loaded machine are inflated on "
-              "both sides of a ratio."]
+              f"({limits.get('date') or time.strftime('%d %B %Y')}); times on a loaded "
+              "machine are inflated on both sides of a ratio."]
     return "\n".join(lines) + "\n"
 
 
-def main(sizes):
+def main(sizes, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB):
     load_before = os.getloadavg()[0]
     results = {}
-    for n in sizes:
-        rows = {}
+    for n in sorted(sizes):
+        rows = results[n] = {}
         for name in CASES:
             rank = rows.get("IncompleteCholesky", {}).get("found", 0)
-            rows[name] = measure(name, n, rank)
+            predicted = predicted_seconds(name, n, results)
+            if predicted is not None and predicted[0] > budget:
+                seconds, m = predicted
+                rows[name] = {"skipped": (
+                    f"predicted {seconds:.0f} s > {budget:.0f} s: "
+                    f"{results[m][name]['seconds']:.0f} s at n = {m:,} in this run, time "
+                    f"growing as {SCALING_TEXT[SCALING[name]]}")}
+            else:
+                rows[name] = measure(name, n, rank, budget, memory_gb)
             print(f"n={n:,} {name}: {rows[name]}", flush=True)
-        results[n] = rows
     load = (load_before, os.getloadavg()[0])
+    limits = {"budget": budget, "memory_gb": memory_gb, "date": time.strftime("%d %B %Y")}
     (HERE / "large_n.json").write_text(json.dumps(
-        {"results": {str(n): r for n, r in results.items()}, "load_average": load}, indent=1) + "\n")
-    (HERE / "LARGE_N.md").write_text(report(results, load))
+        {"results": {str(n): r for n, r in results.items()}, "load_average": load,
+         "limits": limits}, indent=1) + "\n")
+    (HERE / "LARGE_N.md").write_text(report(results, load, limits))
+
+
+def parse(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Large-n benchmarks (LARGE_N.md).")
+    parser.add_argument("sizes", nargs="*", type=int, default=[30_000],
+                        help="sample sizes (default 30000)")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help="seconds a case may take (default 600)")
+    parser.add_argument("--memory-gb", type=float, default=DEFAULT_MEMORY_GB,
+                        help="address-space limit of a worker in GB (default 8)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite LARGE_N.md from large_n.json")
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-    elif sys.argv[1:2] == ["--report-only"]:
-        stored = json.loads((HERE / "large_n.json").read_text())
-        (HERE / "LARGE_N.md").write_text(report(
-            {int(n): rows for n, rows in stored["results"].items()}, stored["load_average"]))
+        worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]))
     else:
-        main([int(a) for a in sys.argv[1:]] or [30_000])
+        args = parse(sys.argv[1:])
+        if args.report_only:
+            stored = json.loads((HERE / "large_n.json").read_text())
+            limits = stored.get("limits", {"budget": 3600.0, "memory_gb": float("inf")})
+            (HERE / "LARGE_N.md").write_text(report(
+                {int(n): rows for n, rows in stored["results"].items()},
+                stored["load_average"], limits))
+        else:
+            main(args.sizes, args.budget, args.memory_gb)

@@ -101,6 +101,21 @@ def _check_labels(labels, n, name="labels"):
     return labels.astype(np.intp)
 
 
+def _check_every_cluster_used(labels, k, what, name="labels"):
+    """Refuse cluster indices ``0..k-1`` that leave a cluster empty, before anything of
+    size ``k`` is allocated (an index of 10**9 among a dozen points leaves nearly all of
+    them empty), naming the first empty cluster."""
+    present = np.unique(labels)
+    if present.size == k:
+        return
+    gaps = np.flatnonzero(present != np.arange(present.size))
+    first = int(gaps[0]) if gaps.size else int(present.size)
+    raise ValueError(f"{name} leaves {k - present.size} of the clusters 0..{k - 1} empty "
+                     f"(the first is {first}): {what} needs every cluster to hold a point; "
+                     f"number the clusters 0..k-1 without gaps "
+                     f"(np.unique({name}, return_inverse=True)[1])")
+
+
 def _check_affinity(K, name="K", *, allow_sparse=False):
     """Symmetric non-negative square matrix (dense, or sparse when allowed)."""
     if sp.issparse(K):
@@ -255,7 +270,9 @@ def kmeans_objective(X, labels):
     """
     X = as_float_array(X, "X", ndim=2)
     X = check_squares_finite(X, "X")
-    labels = _check_labels(labels, X.shape[0])
+    # empty clusters contribute nothing: number the used ones 0..k-1, so that a large
+    # index allocates nothing of its size
+    labels = np.unique(_check_labels(labels, X.shape[0]), return_inverse=True)[1].ravel()
     k = int(labels.max()) + 1
     counts = np.bincount(labels, minlength=k)
     sums = _onehot(labels, k) @ X
@@ -295,12 +312,11 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
     k = int(labels.max()) + 1 if n_clusters is None else int(n_clusters)
     if labels.max() >= k:
         raise ValueError(f"labels has index {labels.max()} but n_clusters={k}")
+    if scaled:
+        _check_every_cluster_used(labels, k, "a scaled indicator matrix (1/sqrt(l_j))")
     G = _onehot(labels, k).T
     if scaled:
-        counts = G.sum(axis=0)
-        if np.any(counts == 0):
-            raise ValueError("a scaled indicator matrix needs every cluster non-empty")
-        G /= np.sqrt(counts)
+        G /= np.sqrt(G.sum(axis=0))
     return G
 
 
@@ -320,7 +336,8 @@ def trace_objective(K, labels):
         Symmetric kernel or affinity matrix (the trace reads only the symmetric part of a
         matrix, so an asymmetric one is refused rather than silently symmetrised).
     labels : array_like of shape (n_samples,)
-        Cluster indices ``0..k-1`` (or labels of one sortable type).
+        Cluster indices ``0..k-1``, every cluster holding a point (or labels of one
+        sortable type).
 
     Returns
     -------
@@ -637,6 +654,8 @@ def _cluster_sums(W, labels):
     W = _check_affinity(W, "W")
     labels = _check_labels(labels, W.shape[0])
     k = int(labels.max()) + 1
+    _check_every_cluster_used(labels, k, "the normalised cut and association (one term "
+                              "per cluster, divided by its total affinity sum(psi_j, V))")
     M = _onehot(labels, k)
     within = np.einsum("ij,ij->i", M @ W, M)  # sum(psi_j, psi_j)
     total = M @ W.sum(axis=1)  # sum(psi_j, V)
@@ -656,7 +675,8 @@ def nassoc_value(W, labels):
     W : {array_like, sparse matrix} of shape (n_samples, n_samples)
         Symmetric non-negative affinity matrix.
     labels : array_like of shape (n_samples,)
-        Cluster indices ``0..k-1`` (or labels of one sortable type).
+        Cluster indices ``0..k-1``, every cluster holding a point (or labels of one
+        sortable type).
 
     Returns
     -------
@@ -695,7 +715,8 @@ def ncut_value(W, labels):
     W : {array_like, sparse matrix} of shape (n_samples, n_samples)
         Symmetric non-negative affinity matrix.
     labels : array_like of shape (n_samples,)
-        Cluster indices ``0..k-1`` (or labels of one sortable type).
+        Cluster indices ``0..k-1``, every cluster holding a point (or labels of one
+        sortable type).
 
     Returns
     -------

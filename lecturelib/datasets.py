@@ -814,6 +814,10 @@ def menn_protocol_split(X, y, random_state=0):
     from sklearn.model_selection import train_test_split
     from sklearn.utils.validation import check_X_y
 
+    if np.ndim(y) != 1:
+        # check_X_y only warns on a column and returns a flat copy, but the split returns
+        # the y it was given: an (n, 1) y_test compared with (n,) predictions broadcasts
+        raise ValueError(f"y must be a 1-D array of class labels, got shape {np.shape(y)}")
     check_X_y(X, y)  # finite 2-D X and one label per row; the split keeps the input types
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.3, stratify=y, random_state=random_state)

@@ -407,6 +407,15 @@ def maxent_distribution(features, targets, prior=None, *, return_multipliers=Fal
         gap = float(np.max(np.abs(G.T @ p * scale)))
         how = (f"after {max_iter} Newton steps (max_iter)" if n_steps == max_iter else
                f"when the line search failed after {n_steps} Newton steps")
+        # an expectation of n_outcomes terms is exact only to its rounding: a tol below it
+        # (tol=0, 1e-300) cannot be met however attainable the targets are
+        reach = 8.0 * np.finfo(float).eps * Fs.shape[0] * max(1.0, float(np.abs(Fs).max()),
+                                                               float(np.abs(b).max()))
+        if gap <= reach:
+            raise ValueError(
+                f"maxent_distribution: the constraints hold to {gap:.3g} {how}, within the "
+                f"rounding of float64 expectations ({reach:.1g}), but tol={tol:g} asks for "
+                f"less: raise tol to at least {reach:.1g}")
         raise ValueError(
             "targets are not attainable by a distribution of full support: the "
             f"constraints still miss by {gap:.3g} > tol={tol:g} {how}: the "

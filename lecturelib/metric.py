@@ -812,8 +812,9 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
 
     Euclidean distances, ties broken by index.  Returns an int array of shape
     (n_pairs, 2) of pairs ``(i, j)`` meaning :math:`j \rightsquigarrow i`.  A class with
-    fewer than ``n_neighbors + 1`` points gives its members fewer target neighbours.
-    See the chapter "Metric learning", section "LMNN".
+    fewer than ``n_neighbors + 1`` points gives its members fewer target neighbours; an
+    ``n_neighbors`` that no class can give (the largest has at most ``n_neighbors``
+    points) is refused.  See the chapter "Metric learning", section "LMNN".
 
     Examples
     --------
@@ -829,6 +830,7 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
     """
     X = as_float_array(X, "X", ndim=2)
     _, y_idx = _check_labels(y, X.shape[0])
+    _check_target_count(n_neighbors, y_idx)
     # class by class, a block of rows at a time: memory of one block of distances to the
     # class, not n x n; each row's candidates are its class members in index order, as
     # in the n x n matrix with the other classes at infinity, so ties break alike
@@ -847,6 +849,20 @@ def lmnn_target_neighbors(X, y, n_neighbors=3):
             neighbours[rows, :k] = np.where(found, members[order], -1)
     i, slot = np.nonzero(neighbours >= 0)
     return np.column_stack([i, neighbours[i, slot]]).astype(int).reshape(-1, 2)
+
+
+def _check_target_count(n_neighbors, y_idx):
+    """``n_neighbors`` target neighbours must exist for some point: a class of more than
+    ``n_neighbors`` points (smaller classes give their members fewer, as documented)."""
+    largest = int(np.bincount(y_idx).max()) if y_idx.size else 0
+    if largest < 2:
+        raise ValueError("every class of y has a single point: a target neighbour is another "
+                         "point of the same class, so some class needs two or more points")
+    if n_neighbors >= largest:
+        raise ValueError(f"n_neighbors={n_neighbors} target neighbours need a class of at "
+                         f"least {n_neighbors + 1} points (a point and its neighbours of the "
+                         f"same class), but the largest class of y has {largest}; choose "
+                         f"n_neighbors <= {largest - 1}")
 
 
 # Entries of one block of distances in lmnn_target_neighbors (32 MB of float64).
@@ -885,7 +901,7 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     y : array_like of shape (n_samples,)
     targets : array_like of int, shape (n_pairs, 2)
         Pairs ``(i, j)`` of row indices meaning :math:`j \rightsquigarrow i`, as
-        returned by :func:`lmnn_target_neighbors`.
+        returned by :func:`lmnn_target_neighbors`: ``i != j`` and ``y[i] == y[j]``.
     push_weight : float in [0, 1], default=0.5
         :math:`\mu`.
 
@@ -909,9 +925,32 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     """
     X = check_squares_finite(as_float_array(X, "X", ndim=2), "X")
     M = _check_metric_matrix(M, X.shape[1])
+    y = np.asarray(y)
     _, y_idx = _check_labels(y, X.shape[0])
     targets = _check_index_pairs(targets, X.shape[0], "targets")
+    _check_targets_of_classes(targets, y, y_idx)
     return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), float(push_weight))
+
+
+def _check_targets_of_classes(targets, y, y_idx):
+    """A target neighbour is another point of the same class: a pair across two classes
+    pulls together two points that the same loss pushes apart, and a point paired with
+    itself is no neighbour; either way ``y`` and ``targets`` do not belong together."""
+    i, j = targets[:, 0], targets[:, 1]
+    same_point = np.flatnonzero(i == j)
+    if same_point.size:
+        t = int(same_point[0])
+        raise ValueError(f"targets pairs the point {i[t]} with itself (row {t}): a target "
+                         "neighbour is another point of the same class")
+    across = np.flatnonzero(y_idx[i] != y_idx[j])
+    if across.size:
+        t = int(across[0])
+        yi, yj = y[[i[t], j[t]]].tolist()
+        raise ValueError(f"y and targets disagree: the target pair ({i[t]}, {j[t]}) (row {t}) "
+                         f"joins y[{i[t]}]={yi!r} and y[{j[t]}]={yj!r} (pairs across two "
+                         f"classes: {across.size} of {targets.shape[0]}); "
+                         "target neighbours are points of the same class "
+                         "(lmnn_target_neighbors(X, y) gives them)")
 
 
 def _lmnn_loss(M, X, y_idx, targets, triplets, mu):
@@ -988,6 +1027,9 @@ class LMNN(_MetricTransformer):
     Parameters
     ----------
     n_neighbors : int, default=3
+        Target neighbours per point; the largest class needs more than ``n_neighbors``
+        points (a smaller class gives its members fewer, as
+        :func:`lmnn_target_neighbors` does).
     push_weight : float, default=0.5
         :math:`\mu`, in (0, 1).
     max_iter : int, default=500
@@ -1070,8 +1112,6 @@ class LMNN(_MetricTransformer):
         X, y_idx = self._validate_xy(X, y)
         mu = float(self.push_weight)
         Xu, scale, targets = _lmnn_standardise(X, y_idx, self.n_neighbors)
-        if targets.shape[0] == 0:
-            raise ValueError("LMNN needs at least one class with two or more points")
         triplets = _lmnn_triplets(targets, y_idx)
         self.target_neighbors_, self.scale_ = targets, scale
         solver = self.solver
@@ -1739,7 +1779,7 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     eta : float, default=1.0
         Weight of the hinge losses, :math:`\eta = 1/\tilde\lambda`.
     n_neighbors : int, default=3
-        k of the k-NN rule used by ``predict``.
+        k of the k-NN rule used by ``predict``, at most the number of training points.
     n_components : int or None, default=None
         Dimension of ``transform``'s output; by default the rank of :math:`\bar C`
         (eigenvalues above ``1e-6`` times the largest).
@@ -1895,6 +1935,8 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError("MetricEmbeddingNN needs at least two classes, got 1 class")
+        check_positive_int(self.n_neighbors, "n_neighbors", upper=X.shape[0],
+                           upper_name="the number of training samples")
         eta = float(self.eta)
         solver = self.solver
         if solver == "cvxpy" and X.shape[0] > _CVXPY_MAX_SAMPLES:
@@ -2000,8 +2042,8 @@ class MetricEmbeddingNN(ClassifierMixin, TransformerMixin, BaseEstimator):
     def predict(self, X):
         """k-NN vote (``n_neighbors``) among the embedded training points."""
         Z = self.transform(X)
-        n_neighbors = min(self.n_neighbors, self.X_fit_.shape[0])
-        return knn_predict(self._train_embedded.T, self.classes_[self._y_idx], Z, n_neighbors)
+        return knn_predict(self._train_embedded.T, self.classes_[self._y_idx], Z,
+                           self.n_neighbors)
 
     def loo_error(self):
         """Leave-one-out k-NN error on the training set, in the learned embedding."""

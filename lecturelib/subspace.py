@@ -408,7 +408,7 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     Parameters
     ----------
     empirical_residual : float
-        Mean squared residual over the ``m - k`` non-pivot points.
+        Mean squared residual over the ``m - k`` non-pivot points, in :math:`[0, R^2]`.
     k, m : int
         Number of pivots and sample size, ``k < m``.
     delta : float in (0, 1), default=0.05
@@ -433,6 +433,10 @@ def gram_schmidt_bound(empirical_residual, k, m, delta=0.05, R=1.0):
     delta, emp, R = float(delta), float(empirical_residual), float(R)
     if not math.isfinite(R * R):
         raise ValueError(f"R={R!r} is too large: R**2 overflows a float")
+    if emp > R * R * (1 + 1e-12):
+        raise ValueError(f"empirical_residual={emp!r} is larger than R**2={R * R!r}: a squared "
+                         "residual lies in [0, kappa(x, x)] and kappa(x, x) <= R**2, so their "
+                         "mean cannot exceed R**2; pass the R of the kernel")
     log_binom = math.lgamma(m + 1) - math.lgamma(k + 1) - math.lgamma(m - k + 1)
     bound = emp + R * R * math.sqrt((log_binom + math.log(2 / delta)) / (2 * (m - k)))
     if not math.isfinite(bound):

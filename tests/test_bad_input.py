@@ -414,6 +414,41 @@ CASES = [
      fit(hpca.PositiveOperatorLearner(gamma=1e-300),
          np.random.default_rng(0).normal(size=(12, 3)), np.repeat([0, 1, 2], 4)),
      ValueError, r"gamma=1e-300, smoothing=0.001\); raise gamma or smoothing"),
+    # issue 45's fuzz, the rest: out-of-domain y, k (n_neighbors) and labels that were
+    # accepted, each giving a meaningless or silently changed result
+    ("metric.lmnn_loss targets across the classes of y",
+     lambda: metric.lmnn_loss(np.eye(3), X_OK, Y_OK, [[0, 1], [2, 15]]), ValueError,
+     r"y and targets disagree: the target pair \(2, 15\) \(row 1\) joins y\[2\]=0 and "
+     r"y\[15\]=1"),
+    ("metric.lmnn_loss a point as its own target",
+     lambda: metric.lmnn_loss(np.eye(3), X_OK, Y_OK, [[0, 1], [4, 4]]), ValueError,
+     r"targets pairs the point 4 with itself \(row 1\)"),
+    ("metric.lmnn_target_neighbors n_neighbors beyond every class",
+     lambda: metric.lmnn_target_neighbors(X_OK, Y_OK, n_neighbors=10), ValueError,
+     r"n_neighbors=10 target neighbours need a class of at least 11 points.*the largest "
+     r"class of y has 10; choose n_neighbors <= 9"),
+    ("metric.LMNN n_neighbors beyond every class", fit(metric.LMNN(n_neighbors=12), X_OK, Y_OK),
+     ValueError, r"n_neighbors=12 target neighbours need a class of at least 13 points"),
+    ("metric.MetricEmbeddingNN n_neighbors above n_samples",
+     fit(metric.MetricEmbeddingNN(n_neighbors=25, solver="subgradient", max_iter=5), X_OK, Y_OK),
+     ValueError, r"n_neighbors=25 is larger than the number of training samples \(20\)"),
+    ("datasets.menn_protocol_split column y",
+     lambda: datasets.menn_protocol_split(X_OK, Y_OK[:, None]), ValueError,
+     r"y must be a 1-D array of class labels, got shape \(20, 1\)"),
+    ("clustering.ncut_value labels leaving a cluster empty",
+     lambda: clustering.ncut_value(np.ones((4, 4)) - np.eye(4), [0, 0, 2, 2]), ValueError,
+     r"labels leaves 1 of the clusters 0..2 empty \(the first is 1\)"),
+    ("clustering.trace_objective labels with a huge index",
+     lambda: clustering.trace_objective(np.eye(3), [0, 1, 10**15]), ValueError,
+     r"labels leaves 999999999999998 of the clusters 0..1000000000000000 empty "
+     r"\(the first is 2\)"),
+    ("maxent.maxent_distribution tol below rounding",   # said the targets were unattainable
+     lambda: maxent.maxent_distribution(np.arange(1, 7.0)[:, None], [4.5], tol=0), ValueError,
+     r"hold to [\d.e+-]+ after 100 Newton steps \(max_iter\), within the rounding of float64 "
+     r"expectations \([\d.e+-]+\), but tol=0 asks for less: raise tol"),
+    ("subspace.gram_schmidt_bound residual above R**2",
+     lambda: subspace.gram_schmidt_bound(1.5, 5, 100, R=1.0), ValueError,
+     r"empirical_residual=1.5 is larger than R\*\*2=1.0"),
 ]
 
 

@@ -175,6 +175,16 @@ def test_string_labels_in_kmeans_objective_and_indicator_matrix():
 
 
 
+def test_kmeans_objective_with_empty_clusters_allocates_nothing_of_their_number():
+    # empty clusters contribute nothing (documented); an index of 10**12 among six points
+    # made the previous code allocate (10**12 + 1) counts and raise MemoryError
+    X = np.random.default_rng(4).normal(size=(6, 2))
+    labels = np.array([0, 7, 0, 10**12, 7, 10**12])
+    energy = sum(float(((X[labels == c] - X[labels == c].mean(axis=0)) ** 2).sum())
+                 for c in np.unique(labels))
+    assert cl.kmeans_objective(X, labels) == pytest.approx(energy, rel=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_trace_form_equals_kmeans_energy(seed):
     rng = np.random.default_rng(seed)

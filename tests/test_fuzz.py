@@ -214,7 +214,8 @@ def shaped_candidates(name, dims, kind, sizes):
     """Arrays of the declared shape for an argument called ``name``, most likely first: the
     content of its role (labels with every class present, a mask with both values, a
     probability vector along the last axis, a box's lower corner below its upper one, a
-    PSD Gram matrix for a square (n, n) shape), then positive and signed data."""
+    PSD Gram matrix for a square (n, n) shape), then positive and signed data; labels also
+    as a single class."""
     shape = tuple(sizes[d] for d in dims)
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     counting = np.arange(math.prod(shape)).reshape(shape)
@@ -223,6 +224,10 @@ def shaped_candidates(name, dims, kind, sizes):
         out.append(counting % 2 == 0)
     if kind == "int" or is_label_name(lower):
         out += [counting % 3, counting % 2, np.where(counting % 2, 1, -1)]
+    if is_label_name(lower):
+        # one class: labels that any pairs of points agree with (lmnn_loss's targets must
+        # be pairs of one class, which the patterns above rarely give)
+        out.append(np.zeros(shape, dtype=int))
     if is_probability_name(lower):
         p = rng.uniform(0.5, 1.5, shape)
         out.append(p / p.sum(axis=-1, keepdims=True))
