@@ -6,7 +6,7 @@ Usage::
     .venv/bin/python benchmarks/table1.py report       # TABLE1.md from table1.json
 
 Chapter 12 shows the paper's Table 1 beside ours and reads it; the numbers come from this
-script, which runs the paper's protocol with ``lecturelib`` (two hours on one core, far
+script, which runs the paper's protocol with ``lecturelib`` (about 80 minutes on one core, far
 beyond what a page can spend):
 
 - a stratified 70/30 train/test split, 15% of the training part held out for model
@@ -25,7 +25,7 @@ Parts:
   ``datasets.ionosphere_stand_in``), with LMNN on 5 splits of the last (see ``lmnn``).
   About 4 minutes on a quiet machine.
 - ``balance``: Balance (``datasets.balance_scale``; MENN learns from 371 points).  About
-  1.5 hours.
+  an hour (56 minutes on 28 November 2026).
 - ``eta``: MENN's splits of ``chapter`` with (rho, eta) chosen on the held-out part,
   eta = 1/lambda for lambda in {0.1, 1, 10, 100, 1000}: five of the paper's seven values
   (lambda = 0.01 and 0.001 take over a minute per fit).  About 20 minutes.

@@ -1,5 +1,5 @@
 """Chapter 12 prints the MENN paper's Table 1 from a file, ``benchmarks/table1.json``,
-written by ``benchmarks/table1.py`` (two hours of computing).  These tests check that the
+written by ``benchmarks/table1.py`` (about 80 minutes of computing).  These tests check that the
 file was made by the script's current protocol on the current data: the paper's numbers
 of splits, every chosen MENN fit certified, the printed table equal to the summary of the
 stored splits, and a sample of splits recomputed and equal (the first split of every
