@@ -1409,6 +1409,15 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         assert "Cy Dorn" in page.locator("#conflict").text_content()
         with Gradebook(round4.path) as book:
             assert regrades.open_request(book.db, "r4", "1003", "q4")["id"] == number
+        with Gradebook(round4.path) as book:  # a change with no items named changes nothing
+            current = manual.grade_state(book.db, "r4", "1003", "q4")
+        headers = api_headers(server)
+        headers["Cookie"] += "; lecturelib_grader=Bo%20Chen"
+        status, text, _ = request(server, "POST", "/api/regrade", json.dumps(dict(
+            assignment="r4", question="q4", sid=server.ctx.sid("1003"), version=current["version"],
+            answer_sha=manual.answer_sha(current["answer"]), request=number, outcome="change",
+            decision="No items named.")), headers)
+        assert status == 400 and "rubric items" in text, text
         with page.expect_navigation():
             form.locator("button[type=submit]").click()  # again, on the grade now shown
         assert page.locator("section.regrade").count() == 0

@@ -557,6 +557,10 @@ class RegradeApi(Api):
             raise tornado.web.HTTPError(400, reason="Say whether the grade is kept or changed")
         change = outcome == "change"
         written = self.question(assignment, qid)["kind"] == "written"
+        given = data.get("applied") if written else data.get("points")
+        if change and not (isinstance(given, list) if written else
+                           isinstance(given, (int, float)) and not isinstance(given, bool)):
+            raise tornado.web.HTTPError(400, reason="Name the rubric items (or the points) the grade changes to")
 
         def resolve():
             state = regrades.resolve(
