@@ -171,8 +171,13 @@ class Base(tornado.web.RequestHandler):
         self.set_cookie(GRADER_COOKIE, quote(name, safe=""), samesite="Strict", path="/")
 
     @property
+    def named_grader(self) -> str | None:
+        """The name the grader set (checked), or None if they set none."""
+        return manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or ""))
+
+    @property
     def grader(self) -> str:
-        return manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) or "grader"
+        return self.named_grader or "grader"
 
     def page(self, template: str, **values):
         values.update(grader=self.grader, xsrf=self.xsrf_token.decode(), anonymous=self.ctx.anonymous)
@@ -253,7 +258,7 @@ class Grade(Base):
         if req is None:
             return None
         why_not = ("set your name on the start page first: a decision is recorded under it"
-                   if manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) is None else
+                   if self.named_grader is None else
                    "you graded this answer before the request: another grader resolves it"
                    if self.grader in regrades.first_graders(db, req) else "")
         return {**req, "why_not": why_not}
@@ -345,8 +350,9 @@ class Stats(Base):
             r = s["item"].get("discrimination")
             s["discrimination_bar"] = None if r is None else round(100 * min(abs(r), 1))
         labels = self.ctx.labels(assignment)
+        requests = regrades.requests(db, assignment)
         positions = {}
-        for qid in {r["question"] for r in regrades.requests(db, assignment)}:
+        for qid in {r["question"] for r in requests}:
             positions[qid] = {s: i + 1 for i, (_, s, _) in enumerate(self.ctx.order(assignment, qid))}
         # a student's own words may name them: not shown in anonymous mode (the answer's
         # page, where the request is resolved, shows them beside the answer)
@@ -354,7 +360,7 @@ class Stats(Base):
                       link=f"/grade/{assignment}/{r['question']}/{positions[r['question']][r['student']]}"
                       if r["student"] in positions[r["question"]] else "",
                       reason=r["reason"] if not self.ctx.anonymous else "(hidden: anonymous mode)") for r in
-                 sorted(regrades.requests(db, assignment), key=lambda r: (r["status"] != "open", r["id"]))]
+                 sorted(requests, key=lambda r: (r["status"] != "open", r["id"]))]
         self.page("stats.html", assignment=assignment, stats=stats, analysis=analysis, queue=queue)
 
 
@@ -550,7 +556,7 @@ class RegradeApi(Api):
         req = regrades.open_request(db, assignment, student, qid)
         if req is None or req["id"] != data.get("request"):
             raise tornado.web.HTTPError(400, reason="No open regrade request on this answer")
-        if manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or "")) is None:
+        if self.named_grader is None:
             raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
         outcome = data.get("outcome")
         if outcome not in ("keep", "change"):
