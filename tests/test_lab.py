@@ -126,13 +126,42 @@ def open_notebook(browser, lab, path):
     return page
 
 
-def run_menu(page, item: str) -> None:
-    """Choose ``Run → item`` from JupyterLab's menu bar (it must be enabled)."""
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-    entry = page.locator(".lm-Menu-item", has=page.locator(
-        ".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")))
-    assert "lm-mod-disabled" not in (entry.get_attribute("class") or ""), f"Run → {item} is disabled"
-    entry.click()
+PROMPTS = f"{SHOWN_NOTEBOOK} .jp-CodeCell .jp-InputPrompt"
+
+
+def run_menu(page, item: str, attempts: int = 3) -> None:
+    """Choose ``Run → item`` from JupyterLab's menu bar (it must be enabled), and see it run.
+
+    JupyterLab marks a cell ``[*]`` the moment it sends it to the kernel, so a choice that
+    changes no prompt within 20 s never reached the notebook (a click lost while the menu
+    was still being laid out, as once on a loaded CI machine): nothing ran, so choosing
+    again runs nothing twice.
+    """
+    for _ in range(attempts):
+        before = page.locator(PROMPTS).all_text_contents()
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        entry = page.locator(".lm-Menu-item", has=page.locator(
+            ".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(item)}$")))
+        assert "lm-mod-disabled" not in (entry.get_attribute("class") or ""), f"Run → {item} is disabled"
+        entry.click()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if page.locator(PROMPTS).all_text_contents() != before:
+                return
+            time.sleep(0.25)
+        page.keyboard.press("Escape")                 # a menu left open, if any
+    pytest.fail(f"Run → {item} ran no cell in {attempts} tries\n{lab_state(page)}")
+
+
+def lab_state(page) -> str:
+    """What the page shows, for a failure message: the CI log keeps it, not the screenshot."""
+    prompts = page.locator(PROMPTS).all_text_contents()
+    status = page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook-ExecutionIndicator").get_attribute("data-status")
+    dialogs = page.locator(".jp-Dialog, .jp-toast, .Toastify__toast").all_inner_texts()
+    errors = [t[:200] for t in page.locator(".jp-OutputArea-output[data-mime-type*='stderr']")
+              .all_text_contents()]
+    return (f"kernel indicator: {status}; code cell prompts: {' '.join(p.strip() for p in prompts)}\n"
+            f"dialogs and notices: {dialogs}\nerror outputs: {errors}")
 
 
 def output_with(page, pattern: str, timeout: float = 180) -> str:
@@ -146,7 +175,7 @@ def output_with(page, pattern: str, timeout: float = 180) -> str:
     shot = ROOT / "_build" / f"test-lab-{re.sub(r'[^a-z0-9]+', '-', pattern.lower())}.png"
     shot.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(shot))
-    pytest.fail(f"no output matching {pattern!r} appeared (screenshot: {shot})")
+    pytest.fail(f"no output matching {pattern!r} appeared (screenshot: {shot})\n{lab_state(page)}")
 
 
 def stored_line(path: Path, prefix: str) -> str:
