@@ -36,8 +36,13 @@ book: $(STAMP)
 	@echo "Open _build/html/index.html"
 
 # JUPYTER_PREFER_ENV_PATH: the kernels and settings of .venv come before any of the user's.
-# Loopback only, and no news or update checks: the course works offline.
+# Loopback only, and no news or update checks: the course works offline.  The settings'
+# override (in .venv, JupyterLab's documented overrides.json) answers "never" to the question
+# about Jupyter news that JupyterLab otherwise asks at every start.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: $(STAMP)
+	@mkdir -p $(dir $(LAB_OVERRIDES))
+	@echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $(LAB_OVERRIDES)
 	@echo "Starting JupyterLab on $(LAB_DIR) with the course's environment; open the address printed below."
 	JUPYTER_PREFER_ENV_PATH=1 $(BIN)/jupyter lab --ServerApp.root_dir="$(LAB_DIR)" \
 	    --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.port_retries=0 \

@@ -123,6 +123,8 @@ def open_notebook(browser, lab, path):
         arg=name, timeout=60_000)
     page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
         state="attached", timeout=120_000)
+    # An offline course asks no question about fetching Jupyter news (make lab answers it).
+    assert not page.get_by_text("Jupyter news").count(), lab_state(page)
     return page
 
 
