@@ -96,6 +96,63 @@ def test_second_marks_are_blind_and_measured(book):
     assert allocation.disagreements(book.db, "toy") == []
 
 
+def _disagreeing_pair(book, student="s01", first=("a", "b"), second=("a",), adjustment=0.0):
+    version = manual.grade_state(book.db, "toy", student, "q4")["version"]
+    graded = manual.save_grade(book.db, "toy", student, "q4", who="Ann Lee", version=version,
+                               applied=list(first), comment="Step two is fine.")
+    allocation.save_second_mark(book.db, "toy", student, "q4", who="Bo Chen", applied=list(second),
+                                adjustment=adjustment)
+    return graded
+
+
+def test_a_third_grader_resolves_a_disagreement_by_taking_the_second_mark(book):
+    """The second mark becomes the grade (its items and adjustment, the comment kept), the
+    pair leaves the list, the audit says who decided, and the agreement is still measured
+    on the two blind marks (not on the grade the resolution made)."""
+    graded = _disagreeing_pair(book, adjustment=0.5)
+    (d,) = allocation.disagreements(book.db, "toy")
+    assert (d["first"]["score"], d["second"]["score"]) == (4, 2.5) and d["resolved"] is None
+    before = analyze(book, "toy")["double_marking"]
+    for who in ("Ann Lee", "Bo Chen"):  # neither of the two who marked
+        with pytest.raises(GradingError, match="third grader"):
+            allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who=who, keep="second")
+    with pytest.raises(GradingError, match="'first'"):
+        allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Zoe Dijk", keep="both")
+    sha = manual.answer_sha(graded["answer"])
+    with pytest.raises(manual.Conflict) as stale:  # the page showed an older version of the grade
+        allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Zoe Dijk", keep="second",
+                                        version=graded["version"] - 1, shown_sha=sha)
+    assert stale.value.why == "version"
+    state = allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Zoe Dijk", keep="second",
+                                            version=graded["version"], shown_sha=sha)
+    assert (state["applied"], state["adjustment"], state["score"]) == (["a"], 0.5, 2.5)
+    assert state["comment"] == "Step two is fine." and state["grader"] == "Zoe Dijk"
+    assert "Bo Chen" in state["adjustment_reason"]
+    assert allocation.disagreements(book.db, "toy") == []
+    (pair,) = allocation._pairs(book.db, "toy")
+    assert pair["resolved"]["by"] == "Zoe Dijk" and pair["resolved"]["kept"] == "second"
+    assert pair["first"] == {"grader": "Ann Lee", "applied": ["a", "b"], "adjustment": 0.0, "score": 4}
+    assert analyze(book, "toy")["double_marking"] == before
+    actions = [(e["who"], e["action"]) for e in manual.audit_log(book.db, "toy")]
+    assert actions[-2:] == [("Zoe Dijk", "grade (double marking)"), ("Zoe Dijk", "double marking resolved")]
+    with pytest.raises(manual.Conflict) as again:  # a second resolver, from a page shown before
+        allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Cy Park", keep="first",
+                                        version=state["version"], shown_sha=sha)
+    assert again.value.why == "resolved"
+
+
+def test_keeping_the_grade_resolves_without_changing_it_until_a_new_answer(book):
+    graded = _disagreeing_pair(book)
+    state = allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Zoe Dijk", keep="first")
+    assert (state["applied"], state["version"], state["grader"]) == (["a", "b"], graded["version"], "Ann Lee")
+    assert allocation.disagreements(book.db, "toy") == []
+    assert allocation.disagreement(book.db, "toy", "s01", "q4") is None
+    with pytest.raises(GradingError, match="no disagreement"):
+        allocation.resolve_disagreement(book.db, "toy", "s01", "q4", who="Zoe Dijk", keep="first")
+    book.record("s01", "sha-new", report("A new proof."))  # the marks were of the old answer
+    assert allocation._pairs(book.db, "toy") == []
+
+
 def test_the_commands(book, capsys):
     path = str(book.path)
     base = ["--assignment", "toy", "--question", "q4", "--gradebook", path]
@@ -109,3 +166,13 @@ def test_the_commands(book, capsys):
     assert json.loads(out[out.index("{"):])["disagreements"][0]["student"] == "s05"
     assert main(["gradebook", "next", *base, "--grader", "Nobody", "--graders", "A,B"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    resolve = ["gradebook", "disagreements", *base, "--resolve", "s05"]
+    assert main([*resolve, "--keep", "second"]) == 2  # no --grader
+    assert "--grader" in capsys.readouterr().err
+    assert main([*resolve, "--keep", "second", "--grader", "Bo Chen"]) == 2  # he marked it
+    assert "third grader" in capsys.readouterr().err
+    assert main([*resolve, "--keep", "second", "--grader", "Zoe Dijk"]) == 0
+    assert "second mark kept, 4 points" in capsys.readouterr().out
+    assert manual.grade_state(book.db, "toy", "s05", "q4")["applied"] == ["a", "b"]
+    assert main(["gradebook", "disagreements", "--assignment", "toy", "--gradebook", path]) == 0
+    assert capsys.readouterr().out.strip() == "0 disagreement(s)"

@@ -1201,7 +1201,7 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
             after = manual.grade_state(book.db, "r4", student, "q4")
             (pair,) = [d for d in allocation.disagreements(book.db, "r4", "q4") if d["student"] == student]
         assert (after["applied"], after["version"], after["grader"]) == (["a"], first["version"], "Ann Lee")
-        assert pair["second"] == {"grader": "Bo Chen", "applied": ["a", "b"], "score": 4.0}
+        assert pair["second"] == {"grader": "Bo Chen", "applied": ["a", "b"], "adjustment": 0.0, "score": 4.0}
         page.goto(f"{server.base}/audit/r4")  # the Changes page held her mark back until then
         assert "First mark" in page.content()
         page.goto(f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}")
@@ -1431,6 +1431,77 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         assert (done["status"], done["decided_by"]) == ("resolved", "Bo Chen")
         feedback = (feedback_folder(round4.path, "r4") / "1003.md").read_text(encoding="utf-8")
         assert "Agreed: the second step is on the second line." in feedback
+        assert not watch.problems, watch.problems
+        context.close()
+    finally:
+        server.close()
+
+
+@pytest.mark.browser
+def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser, round4, tmp_path):
+    """The Results page lists the answers whose blind marks differ; the answer's page shows
+    both marks item by item; neither marker may resolve; a third grader takes the second
+    mark (after a conflict with a change made meanwhile), and the answer leaves the list."""
+    import shutil
+
+    graders, path = ["Ann Lee", "Bo Chen"], tmp_path / "gradebook.sqlite"
+    shutil.copy(round4.path, path)  # the other tests' answers left as they are
+    with Gradebook(path) as book:  # an answer of Ann Lee's that Bo Chen marks again
+        allocation.create_table(book.db)
+        student = next(s for s in ROSTER if allocation.second_grader(book.db, "r4", "q4", s, list(ROSTER), graders)
+                       == "Bo Chen" and not book.db.execute(
+                           "SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
+        state = manual.grade_state(book.db, "r4", student, "q4")
+        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
+                          applied=["a", "b"], comment="Both steps are there.")
+        allocation.save_second_mark(book.db, "r4", student, "q4", who="Bo Chen", applied=["a"])
+    server = Server(path, graders=graders, double_mark=100)
+    try:
+        headers = api_headers(server)  # no grader's name: refused
+        with Gradebook(path) as book:
+            current = manual.grade_state(book.db, "r4", student, "q4")
+        status, text, _ = request(server, "POST", "/api/double-mark", json.dumps(dict(
+            assignment="r4", question="q4", sid=server.ctx.sid(student), version=current["version"],
+            answer_sha=manual.answer_sha(current["answer"]), keep="second")), headers)
+        assert status == 400 and "Set your name" in text, text
+        context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
+        page.goto(f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}")
+        assert "you gave one of the two marks" in page.locator("section.double").text_content()
+        assert page.locator("#double-form").count() == 0
+        context.close()
+        context, page, watch = grader(browser, server, urllib.parse.quote("Zoë van Dijk"))
+        page.goto(f"{server.base}/stats/r4")
+        rows = page.locator("#disagreements tbody tr")
+        listed = rows.count()  # the earlier test's pair too
+        row = rows.filter(has=page.get_by_role("link", name=student, exact=True))
+        assert row.locator("td").all_text_contents()[2:] == ["4 (Ann Lee)", "2 (Bo Chen)"]
+        with page.expect_navigation():
+            row.locator("a").click()
+        typeset(page)
+        panel = page.locator("section.double")
+        assert panel.locator("tr.differs th").all_text_contents() == [page.locator(
+            "ol.rubric button[data-item='b'] .pts").text_content() + " " + page.locator(
+            "ol.rubric button[data-item='b'] .txt").text_content()]
+        with Gradebook(path) as book:  # meanwhile, Ann Lee changes her grade
+            state = manual.grade_state(book.db, "r4", student, "q4")
+            manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
+                              applied=["a", "b"], comment="Both steps are there, the second barely.")
+        take = panel.locator("button[value='second']")
+        assert take.text_content() == "Take the second mark (2 points)"
+        take.click()
+        page.wait_for_selector("#conflict:not([hidden])")
+        assert "Ann Lee" in page.locator("#conflict").text_content()
+        with page.expect_navigation():
+            take.click()  # again, on the grade now shown
+        assert page.locator("section.double").count() == 0 and page.locator("#score").text_content() == "2"
+        with Gradebook(path) as book:
+            state = manual.grade_state(book.db, "r4", student, "q4")
+            actions = [e["action"] for e in manual.audit_log(book.db, "r4") if e["student"] == student]
+        assert (state["applied"], state["grader"]) == (["a"], "Zoë van Dijk")
+        assert state["comment"] == "Both steps are there, the second barely."
+        assert actions[-2:] == ["grade (double marking)", "double marking resolved"]
+        page.goto(f"{server.base}/stats/r4")
+        assert rows.count() == listed - 1 and row.count() == 0
         assert not watch.problems, watch.problems
         context.close()
     finally:

@@ -88,11 +88,19 @@ def add_review_commands(gsub, default_gradebook: str) -> None:
     s.add_argument("--gradebook", default=default_gradebook)
 
     d = gsub.add_parser("disagreements", help="double-marked answers whose two marks differ, "
-                                              "for someone to resolve")
+                                              "for a third grader to resolve",
+                        description="List: the unresolved disagreements. Resolve: --question Q "
+                                    "--resolve STUDENT --keep first|second --grader NAME (neither "
+                                    "of the two who marked): the grade stands, or the second mark "
+                                    "becomes the grade.")
     d.add_argument("--assignment", required=True)
     d.add_argument("--question")
     d.add_argument("--gradebook", default=default_gradebook)
     d.add_argument("--json", action="store_true")
+    d.add_argument("--resolve", metavar="STUDENT", help="resolve the disagreement on this answer")
+    d.add_argument("--keep", choices=("first", "second"),
+                   help="with --resolve: the grade as it stands (first) or the second mark")
+    d.add_argument("--grader", help="with --resolve: your name, recorded in the audit")
 
 
 def handles(args) -> bool:
@@ -216,8 +224,17 @@ def _second_mark(args, book) -> int:
 
 def _disagreements(args, book) -> int:
     from ..core.report import plain
-    from ..gradebook.allocation import disagreements
+    from ..gradebook.allocation import disagreements, resolve_disagreement
 
+    if args.resolve is not None:
+        missing = [flag for flag, value in (("--question", args.question), ("--keep", args.keep),
+                                            ("--grader", args.grader)) if not value]
+        if missing:
+            raise GradingError(f"--resolve needs {', '.join(missing)}")
+        state = resolve_disagreement(book.db, args.assignment, args.resolve, args.question,
+                                     who=args.grader, keep=args.keep)
+        print(f"disagreement resolved: the {args.keep} mark kept, {state['score']:g} points")
+        return 0
     found = disagreements(book.db, args.assignment, args.question)
     if args.json:
         sys.stdout.write(json.dumps({"disagreements": found}, indent=2) + "\n")

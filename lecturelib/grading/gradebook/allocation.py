@@ -13,9 +13,11 @@
   names the same student after a restart and says nothing about the name.
 - **Double marking.** A sample of ``percent`` % of each question's answers, chosen by
   another hash, also gets a blind second mark from the next grader in the rotation, who
-  is not shown the first.  :func:`disagreements` lists the answers where the two differ,
-  for someone to resolve; :func:`agreement` measures, per question, how often the two
-  agree on the points and, per rubric item, Cohen's kappa (scikit-learn) between them.
+  is not shown the first.  :func:`disagreements` lists the answers where the two differ;
+  a third grader resolves each (:func:`resolve_disagreement`): the grade stands, or the
+  second mark becomes the grade.  :func:`agreement` measures, per question, how often the
+  two blind marks agree on the points and, per rubric item, Cohen's kappa (scikit-learn)
+  between them; a resolved pair is measured on the first mark as it stood when resolved.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import sqlite3
 
 import numpy as np
 
@@ -36,6 +39,11 @@ CREATE TABLE IF NOT EXISTS second_marks (
     assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
     grader TEXT NOT NULL, applied TEXT NOT NULL, adjustment REAL NOT NULL,
     answer_sha TEXT NOT NULL, at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
+CREATE TABLE IF NOT EXISTS double_mark_resolutions (
+    assignment TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL,
+    resolver TEXT NOT NULL, kept TEXT NOT NULL, first_grader TEXT NOT NULL,
+    first_applied TEXT NOT NULL, first_adjustment REAL NOT NULL, answer_sha TEXT NOT NULL,
+    at TEXT NOT NULL, PRIMARY KEY (assignment, question, student));
 CREATE TABLE IF NOT EXISTS app_keys (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS anonymous_numbers (
     assignment TEXT NOT NULL, student TEXT NOT NULL, number INTEGER NOT NULL,
@@ -148,31 +156,118 @@ def save_second_mark(db, assignment: str, student: str, qid: str, *, who: str, a
 
 
 def _pairs(db, assignment: str, qid: str | None = None) -> list[dict]:
-    """Every double-marked answer whose first mark is current: both marks side by side."""
+    """Every double-marked answer whose two marks are of its current answer, side by side,
+    with the resolution of their disagreement if there was one (``resolved``, else None).
+    A resolved pair's first mark is the grade as it stood when it was resolved."""
     create_table(db)
     rows = db.execute("SELECT question, student, grader, applied, adjustment, answer_sha FROM "
                       "second_marks WHERE assignment=? AND (? IS NULL OR question=?) ORDER BY "
                       "question, student", (assignment, qid, qid)).fetchall()
     out = []
     for question, student, grader, applied, adjustment, sha in rows:
-        first = manual.grade_state(db, assignment, student, question)
-        if not first["graded"] or sha != manual.answer_sha(first["answer"]):
+        state = manual.grade_state(db, assignment, student, question)
+        if sha != manual.answer_sha(state["answer"]):
+            continue
+        resolved = _resolution(db, assignment, question, student, sha)
+        if resolved is None and not state["graded"]:
             continue
         items = manual.rubric(db, assignment, question)
-        second_score = manual.written_score(json.loads(applied), items, adjustment, first["max"])
+        first = ({"grader": state["grader"], "applied": state["applied"], "adjustment": state["adjustment"]}
+                 if resolved is None else resolved.pop("first"))
+        first["score"] = manual.written_score(first["applied"], items, first["adjustment"], state["max"])
+        second = {"grader": grader, "applied": json.loads(applied), "adjustment": adjustment}
+        second["score"] = manual.written_score(second["applied"], items, adjustment, state["max"])
         out.append({"question": question, "student": student, "items": [i["id"] for i in items],
-                    "first": {"grader": first["grader"], "applied": first["applied"],
-                              "score": first["score"]},
-                    "second": {"grader": grader, "applied": json.loads(applied),
-                               "score": second_score}})
+                    "first": first, "second": second, "resolved": resolved})
     return out
 
 
+def _resolution(db, assignment: str, qid: str, student: str, sha: str) -> dict | None:
+    row = db.execute("SELECT resolver, kept, at, first_grader, first_applied, first_adjustment "
+                     "FROM double_mark_resolutions WHERE assignment=? AND question=? AND "
+                     "student=? AND answer_sha=?", (assignment, qid, student, sha)).fetchone()
+    if row is None:
+        return None
+    resolver, kept, at, grader, applied, adjustment = row
+    return {"by": resolver, "kept": kept, "at": at,
+            "first": {"grader": grader, "applied": json.loads(applied), "adjustment": adjustment}}
+
+
 def disagreements(db, assignment: str, qid: str | None = None) -> list[dict]:
-    """The double-marked answers whose two marks differ in points or in rubric items."""
-    return [p for p in _pairs(db, assignment, qid)
-            if p["first"]["score"] != p["second"]["score"]
-            or set(p["first"]["applied"]) != set(p["second"]["applied"])]
+    """The double-marked answers whose two marks differ in points or in rubric items, and
+    whose disagreement nobody has resolved yet."""
+    return [p for p in _pairs(db, assignment, qid) if p["resolved"] is None
+            and (p["first"]["score"] != p["second"]["score"]
+                 or set(p["first"]["applied"]) != set(p["second"]["applied"]))]
+
+
+def disagreement(db, assignment: str, student: str, qid: str) -> dict | None:
+    """The unresolved disagreement on ``student``'s answer to ``qid``, or None."""
+    return next((p for p in disagreements(db, assignment, qid) if p["student"] == student), None)
+
+
+KEEP = ("first", "second")
+
+
+def resolve_disagreement(db, assignment: str, student: str, qid: str, *, who: str, keep: str,
+                         version: int | None = None, shown_sha: str | None = None) -> dict:
+    """Resolve the disagreement of the two blind marks of ``student``'s answer.
+
+    ``keep="first"`` leaves the grade as it is (the first mark, or what it has become
+    since); ``keep="second"`` makes the second mark the grade (its rubric items and
+    adjustment; the comment stays).  The resolver is a third grader, neither of the two
+    who marked.  ``version`` and ``shown_sha`` (the grade's version and the answer's
+    SHA-256 the resolver saw) make a decision taken on a grade or an answer that changed
+    since a :class:`~.manual.Conflict`, as does a disagreement someone else resolved
+    meanwhile.  Recorded in the audit; returns the answer's state after the decision.
+    """
+    manual.check_grader(who)
+    if keep not in KEEP:
+        raise GradingError("say which mark is kept: 'first' (the grade as it stands) or "
+                           "'second' (the blind second mark)")
+    state = manual.grade_state(db, assignment, student, qid)
+    pair = disagreement(db, assignment, student, qid)
+    if pair is None:
+        if shown_sha is not None and _resolution(db, assignment, qid, student, shown_sha):
+            raise manual.Conflict(state, "resolved")
+        raise GradingError(f"no disagreement of double marking to resolve on this answer of "
+                           f"{assignment} {qid}")
+    if who in (pair["first"]["grader"], pair["second"]["grader"]):
+        raise GradingError(f"{who} gave one of the two marks: a third grader resolves the disagreement")
+    if version is not None and version != state["version"]:
+        raise manual.Conflict(state, "version")
+    if shown_sha is not None and shown_sha != manual.answer_sha(state["answer"]):
+        raise manual.Conflict(state, "answer")
+    sha = manual.answer_sha(state["answer"])
+    first, second = pair["first"], pair["second"]
+    with db:  # claimed first: of two resolvers at once, one wins and the other is a conflict
+        db.execute("DELETE FROM double_mark_resolutions WHERE assignment=? AND question=? AND "
+                   "student=? AND answer_sha<>?", (assignment, qid, student, sha))
+        try:
+            db.execute("INSERT INTO double_mark_resolutions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (assignment, qid, student, who, keep, first["grader"],
+                        json.dumps(first["applied"]), first["adjustment"], sha,
+                        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
+        except sqlite3.IntegrityError:
+            raise manual.Conflict(state, "resolved") from None
+    try:
+        if keep == "second":
+            state = manual.save_grade(
+                db, assignment, student, qid, who=who, version=state["version"],
+                applied=second["applied"], comment=state["comment"], adjustment=second["adjustment"],
+                adjustment_reason=f"the blind second mark's adjustment ({second['grader']})"[:manual.MAX_REASON]
+                if second["adjustment"] else "", via="double marking", shown_sha=sha)
+    except Exception:
+        with db:
+            db.execute("DELETE FROM double_mark_resolutions WHERE assignment=? AND question=? AND "
+                       "student=? AND answer_sha=?", (assignment, qid, student, sha))
+        raise
+    with db:
+        manual._audit(db, who, assignment, student, qid, "double marking resolved",
+                      {"first": {"grader": first["grader"], "score": first["score"]},
+                       "second": {"grader": second["grader"], "score": second["score"]}},
+                      {"kept": keep, "score": state["score"]})
+    return state
 
 
 def agreement(db, assignment: str) -> list[dict]:

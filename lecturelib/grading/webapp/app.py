@@ -31,7 +31,8 @@ key kept in the gradebook), never by their names; anonymous mode shows "Student 
 place (a number stored in the gradebook, the same after a restart), otherwise the roster's name
 (``serve --roster``) or the LMS id.  The answers of a question come in its fair order
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
-(``serve --graders``).  The grader's name travels in a cookie, percent-encoded, and is
+(``serve --graders``).  An answer's page is also where a regrade request is resolved and
+where a third grader resolves the disagreement of two blind marks (``serve --double-mark``).  The grader's name travels in a cookie, percent-encoded, and is
 checked (:func:`..gradebook.manual.grader_name`) every time it is read.
 """
 
@@ -241,8 +242,9 @@ class Grade(Base):
         regrade = None if second else self.regrade(assignment, student, qid)
         if regrade:
             client["regrade"] = regrade["id"]
+        double = None if second else self.double_marking(assignment, student, qid)
         self.page("grade.html", assignment=assignment, question=question, items=items,
-                  state=state, client=client, label=label, second=second,
+                  state=state, client=client, label=label, second=second, double=double,
                   answer_html=answer_html, note=note, model_html=model_html,
                   graded=graded, total=total, position=index + 1, count=len(roster),
                   previous=base + str(index) if index else "",
@@ -262,6 +264,18 @@ class Grade(Base):
                    "you graded this answer before the request: another grader resolves it"
                    if self.grader in regrades.first_graders(db, req) else "")
         return {**req, "why_not": why_not}
+
+    def double_marking(self, assignment: str, student: str, qid: str) -> dict | None:
+        """The unresolved disagreement of this answer's two blind marks, and whether this
+        grader may resolve it (a third grader, with a name)."""
+        pair = allocation.disagreement(self.ctx.book.db, assignment, student, qid)
+        if pair is None:
+            return None
+        why_not = ("set your name on the start page first: the decision is recorded under it"
+                   if self.named_grader is None else
+                   "you gave one of the two marks: a third grader resolves it"
+                   if self.grader in (pair["first"]["grader"], pair["second"]["grader"]) else "")
+        return {**pair, "why_not": why_not}
 
 
 BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
@@ -351,17 +365,22 @@ class Stats(Base):
             s["discrimination_bar"] = None if r is None else round(100 * min(abs(r), 1))
         labels = self.ctx.labels(assignment)
         requests = regrades.requests(db, assignment)
-        positions = {}
-        for qid in {r["question"] for r in requests}:
-            positions[qid] = {s: i + 1 for i, (_, s, _) in enumerate(self.ctx.order(assignment, qid))}
+        disagreements = allocation.disagreements(db, assignment)
+        links = self.answer_links(assignment, {r["question"] for r in requests + disagreements})
         # a student's own words may name them: not shown in anonymous mode (the answer's
         # page, where the request is resolved, shows them beside the answer)
-        queue = [dict(r, label=labels.get(r["student"], ""),
-                      link=f"/grade/{assignment}/{r['question']}/{positions[r['question']][r['student']]}"
-                      if r["student"] in positions[r["question"]] else "",
+        queue = [dict(r, label=labels.get(r["student"], ""), link=links.get((r["question"], r["student"]), ""),
                       reason=r["reason"] if not self.ctx.anonymous else "(hidden: anonymous mode)") for r in
                  sorted(requests, key=lambda r: (r["status"] != "open", r["id"]))]
-        self.page("stats.html", assignment=assignment, stats=stats, analysis=analysis, queue=queue)
+        disagreements = [dict(d, label=labels.get(d["student"], ""),
+                              link=links.get((d["question"], d["student"]), "")) for d in disagreements]
+        self.page("stats.html", assignment=assignment, stats=stats, analysis=analysis, queue=queue,
+                  disagreements=disagreements)
+
+    def answer_links(self, assignment: str, qids) -> dict[tuple[str, str], str]:
+        """``(question, student)`` -> the address of the answer's grading page."""
+        return {(qid, s): f"/grade/{assignment}/{qid}/{i + 1}" for qid in qids
+                for i, (_, s, _) in enumerate(self.ctx.order(assignment, qid))}
 
 
 class Audit(Base):
@@ -579,6 +598,29 @@ class RegradeApi(Api):
         self.run(self._wrap(resolve, assignment, student, qid, sid))
 
 
+class DoubleMarkApi(Api):
+    """Resolve the disagreement of an answer's two blind marks from its page: the grade
+    stands, or the second mark becomes the grade
+    (:func:`..gradebook.allocation.resolve_disagreement`)."""
+
+    def post(self):
+        data = self.body()
+        assignment, qid, student, sid = self.target(data)
+        version, shown = self.version(data), self.shown_sha(data)
+        if self.named_grader is None:
+            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
+        keep = data.get("keep")
+        if keep not in allocation.KEEP:
+            raise tornado.web.HTTPError(400, reason="Say which mark is kept: first or second")
+
+        def resolve():
+            state = allocation.resolve_disagreement(self.ctx.book.db, assignment, student, qid,
+                                                    who=self.grader, keep=keep, version=version,
+                                                    shown_sha=shown)
+            return client_state(state, sid, assignment, qid)
+        self.run(self._wrap(resolve, assignment, student, qid, sid))
+
+
 class RubricApi(Api):
     def post(self):
         data = self.body()
@@ -644,6 +686,7 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/api/rubric", RubricApi, a),
         (r"/api/second-mark", SecondMarkApi, a),
         (r"/api/regrade", RegradeApi, a),
+        (r"/api/double-mark", DoubleMarkApi, a),
         (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
         (r"/static/(app\.js|app\.css|mathjax-config\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),

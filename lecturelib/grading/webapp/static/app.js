@@ -12,7 +12,8 @@
 // leaving the answer with it warns first, and a change refused by a conflict is shown
 // beside the grade that won.  An open regrade request on the answer is resolved from its
 // page (keep the grade, or the items or points the form names, with a decision for the
-// student).  Times are shown in the browser's time zone.
+// student), and so is a disagreement of two blind marks (keep the grade, or take the second
+// mark).  Times are shown in the browser's time zone.
 "use strict";
 (function () {
   const KEY = "lecturelib-change-key";
@@ -281,6 +282,29 @@
     if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409) {
       conflictShown("the regrade decision", reply.data.conflict, reply.data.state);
+      if (reply.data.conflict !== "answer") show(reply.data.state);
+    } else {
+      conflict.hidden = false;
+      conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
+    }
+  });
+
+  // ------------------------------------------------------------ two blind marks that differ
+  const doubleForm = gradeCol.querySelector(":scope > section.double > form#double-form");
+  if (doubleForm) doubleForm.addEventListener("submit", async function (e) {
+    e.preventDefault();
+    const keep = e.submitter && e.submitter.value;
+    if (keep !== "first" && keep !== "second") return;
+    const reply = await post("/api/double-mark", {
+      assignment: state.assignment, question: state.question, sid: state.sid,
+      version: state.version, answer_sha: shownSha, keep: keep});
+    if (reply.status === 200) { guard.reload(); return; }
+    if (reply.status === 409 && reply.data.conflict === "resolved") {
+      conflict.hidden = false;
+      conflict.textContent = "Conflict: another grader resolved this disagreement first. Your " +
+        "decision was NOT saved; reload the page to see the grade.";
+    } else if (reply.status === 409) {
+      conflictShown("the decision on the two marks", reply.data.conflict, reply.data.state);
       if (reply.data.conflict !== "answer") show(reply.data.state);
     } else {
       conflict.hidden = false;
