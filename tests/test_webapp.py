@@ -1478,6 +1478,10 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
         with page.expect_navigation():
             row.locator("a").click()
         typeset(page)
+        from axe_playwright_python.sync_playwright import Axe
+
+        violations = Axe().run(page).response["violations"]
+        assert not [v["id"] for v in violations if v["impact"] in ("serious", "critical")]
         panel = page.locator("section.double")
         assert panel.locator("tr.differs th").all_text_contents() == [page.locator(
             "ol.rubric button[data-item='b'] .pts").text_content() + " " + page.locator(
