@@ -1437,23 +1437,32 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         server.close()
 
 
+def graded_by_ann_owed_by_bo(round4, tmp_path, applied, comment=""):
+    """A copy of round four's gradebook (the other tests' answers left as they are) where
+    Ann Lee has graded an answer that Bo Chen owes a blind second mark: (path, student)."""
+    import shutil
+
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(round4.path, path)
+    with Gradebook(path) as book:
+        allocation.create_table(book.db)
+        student = next(s for s in ROSTER if allocation.second_grader(
+            book.db, "r4", "q4", s, list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen" and not
+            book.db.execute("SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
+        state = manual.grade_state(book.db, "r4", student, "q4")
+        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
+                          applied=applied, comment=comment)
+    return path, student
+
+
 @pytest.mark.browser
 def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser, round4, tmp_path):
     """The Results page lists the answers whose blind marks differ; the answer's page shows
     both marks item by item; neither marker may resolve; a third grader takes the second
     mark (after a conflict with a change made meanwhile), and the answer leaves the list."""
-    import shutil
-
-    graders, path = ["Ann Lee", "Bo Chen"], tmp_path / "gradebook.sqlite"
-    shutil.copy(round4.path, path)  # the other tests' answers left as they are
-    with Gradebook(path) as book:  # an answer of Ann Lee's that Bo Chen marks again
-        allocation.create_table(book.db)
-        student = next(s for s in ROSTER if allocation.second_grader(book.db, "r4", "q4", s, list(ROSTER), graders)
-                       == "Bo Chen" and not book.db.execute(
-                           "SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
-        state = manual.grade_state(book.db, "r4", student, "q4")
-        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
-                          applied=["a", "b"], comment="Both steps are there.")
+    graders = ["Ann Lee", "Bo Chen"]
+    path, student = graded_by_ann_owed_by_bo(round4, tmp_path, ["a", "b"], comment="Both steps are there.")
+    with Gradebook(path) as book:
         allocation.save_second_mark(book.db, "r4", student, "q4", who="Bo Chen", applied=["a"])
     server = Server(path, graders=graders, double_mark=100)
     try:
@@ -1516,17 +1525,8 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
 def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path):
     """A blind second mark started and not saved: the first "next" warns and stays, the
     second goes on; closing the page asks first."""
-    import shutil
-
-    graders, path = ["Ann Lee", "Bo Chen"], tmp_path / "gradebook.sqlite"
-    shutil.copy(round4.path, path)  # the other tests' answers left as they are
-    with Gradebook(path) as book:  # an answer of Ann Lee's that Bo Chen marks again
-        allocation.create_table(book.db)
-        student = next(s for s in ROSTER if allocation.second_grader(book.db, "r4", "q4", s, list(ROSTER), graders)
-                       == "Bo Chen" and not book.db.execute(
-                           "SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
-        state = manual.grade_state(book.db, "r4", student, "q4")
-        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"], applied=["a"])
+    graders = ["Ann Lee", "Bo Chen"]
+    path, student = graded_by_ann_owed_by_bo(round4, tmp_path, ["a"])
     server = Server(path, graders=graders, double_mark=100)
     context = browser.new_context()
     try:
