@@ -123,12 +123,29 @@ def open_notebook(browser, lab, path):
         arg=name, timeout=60_000)
     page.locator(f"{SHOWN_NOTEBOOK} .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
         state="attached", timeout=120_000)
+    wait_for_kernel(lab, path)
     # An offline course asks no question about fetching Jupyter news (make lab answers it).
     assert not page.get_by_text("Jupyter news").count(), lab_state(page)
     return page
 
 
 PROMPTS = f"{SHOWN_NOTEBOOK} .jp-CodeCell .jp-InputPrompt"
+
+
+def wait_for_kernel(lab, path: str, timeout: float = 120) -> None:
+    """Until the server says the notebook's kernel is idle with the page connected to it
+    (JupyterLab's indicator can read "idle" before its kernel has started)."""
+    base, token, _ = lab
+    deadline = time.monotonic() + timeout
+    sessions = []
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=10) as response:
+            sessions = json.loads(response.read())
+        kernel = next((s["kernel"] for s in sessions if s.get("path") == path and s.get("kernel")), None)
+        if kernel and kernel.get("execution_state") == "idle" and kernel.get("connections", 0) >= 1:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"the kernel of {path} was not idle and connected within {timeout:.0f} s: {sessions}")
 
 
 def run_menu(page, item: str, attempts: int = 3) -> None:
