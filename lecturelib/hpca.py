@@ -37,6 +37,7 @@ from ._validation import (
     as_float_array,
     check_estimator_params,
     check_positive_int,
+    check_squares_finite,
     validate_params,
 )
 
@@ -672,12 +673,20 @@ def one_shot_nn_error(Z, y):
 # ----------------------------------------------------------------------------- pairs
 
 
-def _labelled_rows(X, y):
-    X = as_float_array(X, "X", ndim=2)
+def _labelled_rows(X, y, name="X"):
+    X = as_float_array(X, name, ndim=2)
     y = np.asarray(y)
     if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got shape {y.shape}")
+        raise ValueError(f"y must have one label per row of {name} ({X.shape[0]}), got shape {y.shape}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite labels, got NaN or infinity")
     return X, y
+
+
+def _fitted_example():
+    """A fitted HyperbolicPCA on three features: the generated tests' example transformer."""
+    X = np.array([[0.0, 0.0, 1.0], [0.1, 1.0, 0.0], [2.0, 0.0, 1.0], [2.1, 1.0, 0.5]])
+    return HyperbolicPCA(n_components=1).fit(X, [0, 0, 1, 1])
 
 
 @validate_params({"X": ["array-like"], "y": ["array-like"], "n_pairs": [_POSITIVE_INT],
@@ -762,7 +771,8 @@ def pair_sq_distances(Z, y):
     >>> print(sq_dists, same)
     [1. 9. 4.] [ True False False]
     """
-    Z, y = _labelled_rows(Z, y)
+    Z, y = _labelled_rows(Z, y, "Z")
+    check_squares_finite(Z, "Z")
     if len(y) < 2:
         raise ValueError(f"pair_sq_distances needs at least two points, got {len(y)}")
     upper = np.triu_indices(len(y), 1)
@@ -772,7 +782,7 @@ def pair_sq_distances(Z, y):
 
 
 @validate_params({"transformer": [InstanceOf(TransformerMixin, "a fitted transformer, e.g. HyperbolicPCA",
-                                             factory=lambda: HyperbolicPCA())],
+                                             factory=_fitted_example)],
                   "pairs": ["array-like"]})
 def transformed_sq_distances(transformer, pairs):
     r"""Squared distances :math:`\|\Phi(x_i) - \Phi(x_i')\|^2` of pairs in a fitted
@@ -804,6 +814,7 @@ def transformed_sq_distances(transformer, pairs):
     pairs = as_float_array(pairs, "pairs", ndim=3)
     if pairs.shape[1] != 2:
         raise ValueError(f"pairs must have shape (m, 2, n_features), got {pairs.shape}")
+    check_squares_finite(pairs, "pairs")
     diff = transformer.transform(pairs[:, 0]) - transformer.transform(pairs[:, 1])
     return np.sum(diff**2, axis=1)
 

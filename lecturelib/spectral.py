@@ -1213,6 +1213,8 @@ def separates_classes(z, y):
     y = np.asarray(y)
     if y.shape != z.shape:
         raise ValueError(f"y must have one label per entry of z ({z.size}), got shape {y.shape}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite labels, got NaN or infinity")
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"separates_classes needs at least two classes, got {classes.size}")

@@ -366,6 +366,10 @@ def test_pair_sq_distances_equals_scipy_pdist_and_label_comparison():
         pair_sq_distances(Z, y[:-1])
     with pytest.raises(ValueError, match="at least two points"):
         pair_sq_distances(Z[:1], y[:1])
+    with pytest.raises(ValueError, match="finite labels"):
+        pair_sq_distances(Z[:2], [0.0, np.nan])
+    with pytest.raises(ValueError, match="overflow"):
+        pair_sq_distances(Z * 1e300, y)
 
 
 def test_balanced_pairs_draws_valid_balanced_independent_constraints():
