@@ -673,11 +673,12 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         --------
         >>> import numpy as np
         >>> from lecturelib.spectral import LDA
-        >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0],
-        ...               [4.0, 0.0], [5.0, 1.0], [4.0, 1.0]])
+        >>> X = np.array([[0.0, 0.0], [1.0, 2.0], [1.0, 0.0],
+        ...               [4.0, 1.0], [5.0, 3.0], [6.0, 1.0]])
         >>> lda = LDA().fit(X, [0, 0, 0, 1, 1, 1])
-        >>> print(round(lda.fisher_criterion([1.0, 0.0]), 4))
-        18.0
+        >>> J = lda.fisher_criterion(np.array([[1.0, 0.0], [0.0, 1.0]]))
+        >>> print(np.round(J, 2), round(float(lda.eigenvalues_[0]), 2))
+        [10.56  0.28] 10.56
         """
         check_is_fitted(self)
         W = as_float_array(w, "w")
