@@ -18,7 +18,7 @@ __all__ = [
     "bmi_counts", "cancer_test_kit", "fair_or_biased_coin", "die_rolls",
     "coin_population_triplets", "coin_tosses", "three_gaussians", "topic_corpus",
     "svm_blobs_with_outlier", "conic_classes", "planets", "student_grades",
-    "pca_exercise_points", "concentric_rings", "elongated_classes", "block_affinity",
+    "pca_exercise_points", "concentric_rings", "elongated_classes", "two_views", "block_affinity",
     "two_groups_and_a_stray_point", "four_concept_table", "rectangle_game_target",
     "cross_points", "breast_cancer_split", "digit_halves", "rendered_characters", "balance_scale",
     "ionosphere_stand_in", "menn_protocol_split",
@@ -429,6 +429,55 @@ def elongated_classes(n_per_class=200, random_state=0):
     X0 = rng.normal(size=(n_per_class, 2)) @ L.T + [-1.0, -0.6]
     X1 = rng.normal(size=(n_per_class, 2)) @ L.T + [1.0, 0.6]
     return np.vstack([X0, X1]), np.repeat([0, 1], n_per_class)
+
+
+#: The loadings of the shared signal on the first view (drawn once, from seed 6) and on
+#: the second view, in :func:`two_views`.
+TWO_VIEWS_LOADINGS = (np.random.default_rng(6).normal(size=(2, 4)),
+                      np.array([[1.0, 0.5], [-0.5, 1.0]]))
+
+
+@validate_params({"n_samples": [_COUNT], "random_state": ["seed"]})
+def two_views(n_samples=500, random_state=0):
+    r"""Two views that share a two-dimensional Gaussian signal: :math:`n_a = 4`, :math:`n_b = 2`.
+
+    Each sample draws a signal :math:`z \sim N(0, I_2)` and observes it twice, through
+    the loadings :math:`M_a` (2 x 4) and :math:`M_b` (2 x 2) of ``TWO_VIEWS_LOADINGS``:
+
+    .. math:: x_a = M_a^\top z + e_a,\quad e_a \sim N(0, I_4), \qquad
+              x_b = M_b^\top z + e_b,\quad e_b \sim N(0, 0.64\, I_2),
+
+    so that the population covariances are :math:`\Sigma_{aa} = M_a^\top M_a + I`,
+    :math:`\Sigma_{bb} = M_b^\top M_b + 0.64\, I` and :math:`\Sigma_{ab} = M_a^\top M_b`.
+    The chapter predicts the second view from the first with CCA.
+
+    Parameters
+    ----------
+    n_samples : int >= 1, default=500
+    random_state : int or numpy Generator, default=0
+        Seed of ``numpy.random.default_rng``; a Generator is used (and advanced) as it is,
+        so that a second call with it draws a fresh (test) sample.
+
+    Returns
+    -------
+    X_a : ndarray of shape (n_samples, 4)
+    X_b : ndarray of shape (n_samples, 2)
+
+    See the chapter "PCA, LDA and CCA", section "Predicting one view from the other".
+
+    Examples
+    --------
+    >>> from lecturelib.datasets import two_views
+    >>> X_a, X_b = two_views(100)
+    >>> print(X_a.shape, X_b.shape)
+    (100, 4) (100, 2)
+    """
+    mix_a, mix_b = TWO_VIEWS_LOADINGS
+    rng = np.random.default_rng(random_state)
+    z = rng.normal(size=(n_samples, 2))
+    X_a = z @ mix_a + rng.normal(size=(n_samples, 4))
+    X_b = z @ mix_b + 0.8 * rng.normal(size=(n_samples, 2))
+    return X_a, X_b
 
 
 # --- end Chapter 5 ---

@@ -31,11 +31,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._tolerance import iteration_cap, tightened
 from ._validation import (
     Elementwise,
+    InstanceOf,
     Interval,
     Options,
     as_float_array,
     check_estimator_params,
     check_positive_int,
+    check_squares_finite,
     validate_params,
 )
 
@@ -55,6 +57,9 @@ __all__ = [
     "hpca_bound",
     "operator_bound",
     "one_shot_nn_error",
+    "balanced_pairs",
+    "pair_sq_distances",
+    "transformed_sq_distances",
     "PositiveOperatorLearner",
 ]
 
@@ -663,6 +668,155 @@ def one_shot_nn_error(Z, y):
             p *= 1.0 - np.searchsorted(srt, dj, side="right") / srt.size
         errs[q] = 1.0 - p.mean()
     return float(errs.mean())
+
+
+# ----------------------------------------------------------------------------- pairs
+
+
+def _labelled_rows(X, y, name="X"):
+    X = as_float_array(X, name, ndim=2)
+    y = np.asarray(y)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have one label per row of {name} ({X.shape[0]}), got shape {y.shape}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite labels, got NaN or infinity")
+    return X, y
+
+
+def _fitted_example():
+    """A fitted HyperbolicPCA on three features: the generated tests' example transformer."""
+    X = np.array([[0.0, 0.0, 1.0], [0.1, 1.0, 0.0], [2.0, 0.0, 1.0], [2.1, 1.0, 0.5]])
+    return HyperbolicPCA(n_components=1).fit(X, [0, 0, 1, 1])
+
+
+@validate_params({"X": ["array-like"], "y": ["array-like"], "n_pairs": [_POSITIVE_INT],
+                  "random_state": ["seed"]})
+def balanced_pairs(X, y, n_pairs, random_state=0):
+    r"""Independent equivalence constraints from the balanced distribution :math:`\bar\rho`.
+
+    Each pair is positive (same label) with probability :math:`\tfrac12`: its first point
+    is drawn uniformly from the sample, its second uniformly among the *other* points
+    with the same label (a positive pair) or with a different label (a negative pair).
+    Pairs are drawn independently of one another, as the bounds of the chapter require.
+
+    Parameters
+    ----------
+    X : array_like of shape (n, n_features)
+    y : array_like of shape (n,)
+        Labels; every class needs at least two points, and there must be two classes.
+    n_pairs : int >= 1
+    random_state : int or numpy Generator, default=0
+        Seed of ``numpy.random.default_rng``; a Generator is used (and advanced) as it is,
+        so that successive calls with one Generator draw fresh pairs.
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_pairs, 2, n_features)
+        ``pairs[i, 0]`` and ``pairs[i, 1]`` are the two points of constraint ``i``.
+    same : ndarray of bool, shape (n_pairs,)
+        True for a positive pair (:math:`r = 1`).
+
+    See the chapter "Hyperbolic PCA", section "The bound against held-out risk".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.hpca import balanced_pairs
+    >>> X = np.array([[0.0], [0.1], [5.0], [5.1]])
+    >>> pairs, same = balanced_pairs(X, [0, 0, 1, 1], 3, random_state=0)
+    >>> print(pairs.shape, same)
+    (3, 2, 1) [False  True  True]
+    """
+    X, y = _labelled_rows(X, y)
+    _, counts = np.unique(y, return_counts=True)
+    if counts.size < 2 or counts.min() < 2:
+        raise ValueError("balanced_pairs needs at least two classes with at least two points "
+                         f"each, got class sizes {sorted(counts.tolist())[:10]}")
+    rng = np.random.default_rng(random_state)
+    same = rng.random(n_pairs) < 0.5
+    first = rng.integers(0, len(y), n_pairs)
+    second = np.empty(n_pairs, dtype=int)
+    for i in range(n_pairs):
+        pool = np.flatnonzero((y == y[first[i]]) == same[i])
+        pool = pool[pool != first[i]]
+        second[i] = rng.choice(pool)
+    return np.stack([X[first], X[second]], axis=1), same
+
+
+@validate_params({"Z": ["array-like"], "y": ["array-like"]})
+def pair_sq_distances(Z, y):
+    r"""Squared distances :math:`\|z_i - z_j\|^2` and same-label flags of all unordered
+    pairs :math:`i < j` of a labelled sample, in the order of ``numpy.triu_indices``.
+
+    The constraints of the threshold classifier on a test alphabet: pass them to
+    :func:`best_threshold` or :func:`balanced_pair_risk`.
+
+    Parameters
+    ----------
+    Z : array_like of shape (n, n_features)
+        Points in the representation (at least two).
+    y : array_like of shape (n,)
+
+    Returns
+    -------
+    sq_dists : ndarray of shape (n (n - 1) / 2,)
+    same : ndarray of bool, shape (n (n - 1) / 2,)
+
+    See the chapter "Hyperbolic PCA", section "The transfer experiment".
+
+    Examples
+    --------
+    >>> from lecturelib.hpca import pair_sq_distances
+    >>> sq_dists, same = pair_sq_distances([[0.0], [1.0], [3.0]], ["a", "a", "b"])
+    >>> print(sq_dists, same)
+    [1. 9. 4.] [ True False False]
+    """
+    Z, y = _labelled_rows(Z, y, "Z")
+    check_squares_finite(Z, "Z")
+    if len(y) < 2:
+        raise ValueError(f"pair_sq_distances needs at least two points, got {len(y)}")
+    upper = np.triu_indices(len(y), 1)
+    sq = np.sum(Z**2, axis=1)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    return D[upper], (y[:, None] == y[None, :])[upper]
+
+
+@validate_params({"transformer": [InstanceOf(TransformerMixin, "a fitted transformer, e.g. HyperbolicPCA",
+                                             factory=_fitted_example)],
+                  "pairs": ["array-like"]})
+def transformed_sq_distances(transformer, pairs):
+    r"""Squared distances :math:`\|\Phi(x_i) - \Phi(x_i')\|^2` of pairs in a fitted
+    representation :math:`\Phi` (``transformer.transform``).
+
+    Parameters
+    ----------
+    transformer : fitted object with a ``transform`` method
+        E.g. :class:`HyperbolicPCA` or :class:`PositiveOperatorLearner`.
+    pairs : array_like of shape (m, 2, n_features)
+        The two points of every pair, as :func:`balanced_pairs` returns them.
+
+    Returns
+    -------
+    sq_dists : ndarray of shape (m,)
+
+    See the chapter "Hyperbolic PCA", section "The bound against held-out risk".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lecturelib.hpca import HyperbolicPCA, transformed_sq_distances
+    >>> X = np.array([[0.0, 0.0], [0.1, 1.0], [2.0, 0.0], [2.1, 1.0]])
+    >>> h = HyperbolicPCA(n_components=1, eta_neg=1.0).fit(X, [0, 0, 1, 1])
+    >>> pairs = np.stack([X[[0, 0]], X[[1, 2]]], axis=1)
+    >>> print(np.round(transformed_sq_distances(h, pairs), 2))
+    [0.01 4.  ]
+    """
+    pairs = as_float_array(pairs, "pairs", ndim=3)
+    if pairs.shape[1] != 2:
+        raise ValueError(f"pairs must have shape (m, 2, n_features), got {pairs.shape}")
+    check_squares_finite(pairs, "pairs")
+    diff = transformer.transform(pairs[:, 0]) - transformer.transform(pairs[:, 1])
+    return np.sum(diff**2, axis=1)
 
 
 # ----------------------------------------------------------------------------- convex alternative

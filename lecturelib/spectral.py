@@ -38,7 +38,7 @@ from ._validation import (
     validate_params,
 )
 
-__all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA", "power_iteration"]
+__all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA", "power_iteration", "separates_classes"]
 
 _BLOCK_ELEMENTS = 1 << 18  # rows per block in the blocked X'X: about 2 MB of float64
 
@@ -652,6 +652,47 @@ class LDA(ClassifierMixin, TransformerMixin, BaseEstimator):
         self.coef_ = coef
         self.intercept_ = intercept
 
+    def fisher_criterion(self, w):
+        r"""Fisher's criterion :math:`J(w) = w^\top S_b w / w^\top S_w w` of a direction.
+
+        With the fitted scatter matrices ``between_scatter_`` and ``covariance_`` (after
+        shrinkage, if any).  It does not depend on the length of :math:`w`; its maximum
+        over :math:`w` is ``eigenvalues_[0]``, reached at the first column of
+        ``scalings_``.
+
+        Parameters
+        ----------
+        w : array_like of shape (n_features,) or (n_features, k)
+            A direction, or one direction per column; none may be zero.
+
+        Returns
+        -------
+        float, or ndarray of shape (k,) for a matrix of directions
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from lecturelib.spectral import LDA
+        >>> X = np.array([[0.0, 0.0], [1.0, 2.0], [1.0, 0.0],
+        ...               [4.0, 1.0], [5.0, 3.0], [6.0, 1.0]])
+        >>> lda = LDA().fit(X, [0, 0, 0, 1, 1, 1])
+        >>> J = lda.fisher_criterion(np.array([[1.0, 0.0], [0.0, 1.0]]))
+        >>> print(np.round(J, 2), round(float(lda.eigenvalues_[0]), 2))
+        [10.56  0.28] 10.56
+        """
+        check_is_fitted(self)
+        W = as_float_array(w, "w")
+        if W.ndim not in (1, 2) or W.shape[0] != self.n_features_in_:
+            raise ValueError(f"w must have shape ({self.n_features_in_},) or "
+                             f"({self.n_features_in_}, k), got {W.shape}")
+        W2 = W.reshape(W.shape[0], -1)
+        if np.any(np.all(W2 == 0, axis=0)):
+            raise ValueError("w must be non-zero: J(0) is 0/0")
+        between = np.einsum("ik,ij,jk->k", W2, self.between_scatter_, W2)
+        within = np.einsum("ik,ij,jk->k", W2, self.covariance_, W2)
+        J = between / within
+        return float(J[0]) if W.ndim == 1 else J
+
     def transform(self, X):
         """Discriminant coordinates :math:`W^\\top(x - \\mu)`."""
         check_is_fitted(self)
@@ -1138,3 +1179,45 @@ def power_iteration(S, n_components=1, max_iter=1000, tol=1e-10, random_state=No
     if return_history:
         return lam, V, it, np.array(history)
     return lam, V, it
+
+
+@validate_params({"z": ["array-like"], "y": ["array-like"]})
+def separates_classes(z, y):
+    """True when the classes occupy disjoint intervals of a one-dimensional score.
+
+    Ordered by their medians, each class's largest value lies strictly below the next
+    class's smallest: a threshold between consecutive classes classifies every point.
+    Used to ask whether the first kernel-PCA component puts three concentric sets apart.
+
+    Parameters
+    ----------
+    z : array_like of shape (n,)
+        One score per point (e.g. a principal component).
+    y : array_like of shape (n,)
+        Labels; at least two classes.
+
+    Returns
+    -------
+    bool
+
+    See the chapter "PCA, LDA and CCA", section "Kernel PCA".
+
+    Examples
+    --------
+    >>> from lecturelib.spectral import separates_classes
+    >>> separates_classes([0.1, 0.2, 1.5, 1.1, -3.0], [0, 0, 1, 1, 2])
+    True
+    >>> separates_classes([0.1, 1.2, 1.5, 1.1], [0, 0, 1, 1])
+    False
+    """
+    z = as_float_array(z, "z", ndim=1)
+    y = np.asarray(y)
+    if y.shape != z.shape:
+        raise ValueError(f"y must have one label per entry of z ({z.size}), got shape {y.shape}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite labels, got NaN or infinity")
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(f"separates_classes needs at least two classes, got {classes.size}")
+    order = classes[np.argsort([np.median(z[y == c]) for c in classes])]
+    return bool(all(z[y == a].max() < z[y == b].min() for a, b in zip(order[:-1], order[1:])))

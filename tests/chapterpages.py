@@ -1,8 +1,8 @@
 """The chapters' pages, as ``_toc.yml`` lists them.
 
-A chapter is one notebook, or (chapter 10) several: the chapter's first page, whose title
-carries the chapter's number, lists its later pages under ``sections:``.  The book numbers
-the figures, tables, equations and theorems of all its pages as one chapter
+A chapter is one notebook, or (chapters 5, 10 and 11) several: the chapter's first page,
+whose title carries the chapter's number, lists its later pages under ``sections:``.  The
+book numbers the figures, tables, equations and theorems of all its pages as one chapter
 (``lecturelib.book.rendering.chapter_of``).  Tests that read the chapters as files use
 ``CHAPTER_FILES`` (every page); tests about a chapter as a whole use ``CHAPTERS`` (first
 pages) and ``pages_of``.

@@ -11,6 +11,7 @@ from sklearn.decomposition import PCA
 from lecturelib.hpca import (
     HyperbolicPCA,
     balanced_pair_risk,
+    balanced_pairs,
     best_threshold,
     empirical_margin_risk,
     hpca_bound,
@@ -18,6 +19,8 @@ from lecturelib.hpca import (
     margin_loss,
     one_shot_nn_error,
     operator_bound,
+    pair_sq_distances,
+    transformed_sq_distances,
 )
 
 
@@ -344,3 +347,72 @@ def test_one_shot_nn_error_names_y_when_a_class_is_too_small():
     Z = np.arange(8.0).reshape(4, 2)
     with pytest.raises(ValueError, match="^y must have at least two classes with at least two"):
         one_shot_nn_error(Z, [0, 0, 0, 1])
+
+
+# ----------------------------------------------------------------------------- pairs
+
+
+def test_pair_sq_distances_equals_scipy_pdist_and_label_comparison():
+    from scipy.spatial.distance import pdist
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(9, 4))
+    y = np.array(list("aabbbcaac"))
+    sq, same = pair_sq_distances(Z, y)
+    # pdist lists the pairs i < j in the same (row-major) order as triu_indices
+    np.testing.assert_allclose(sq, pdist(Z, "sqeuclidean"), rtol=1e-12, atol=1e-12)
+    assert same.tolist() == [y[i] == y[j] for i, j in itertools.combinations(range(9), 2)]
+    with pytest.raises(ValueError, match="one label per row"):
+        pair_sq_distances(Z, y[:-1])
+    with pytest.raises(ValueError, match="at least two points"):
+        pair_sq_distances(Z[:1], y[:1])
+    with pytest.raises(ValueError, match="finite labels"):
+        pair_sq_distances(Z[:2], [0.0, np.nan])
+    with pytest.raises(ValueError, match="overflow"):
+        pair_sq_distances(Z * 1e300, y)
+
+
+def test_balanced_pairs_draws_valid_balanced_independent_constraints():
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(5), [3, 4, 5, 2, 6])
+    X = rng.normal(size=(y.size, 3)) + y[:, None]   # each row identifies its point
+    pairs, same = balanced_pairs(X, y, 4000, random_state=1)
+    assert pairs.shape == (4000, 2, 3) and same.dtype == bool
+    # find each drawn point's row, by value
+    rows = np.array([[int(np.argmin(np.abs(X - p).sum(axis=1))) for p in pair] for pair in pairs])
+    np.testing.assert_array_equal(pairs, X[rows])
+    assert np.all(rows[:, 0] != rows[:, 1]), "a point paired with itself"
+    assert np.array_equal(same, y[rows[:, 0]] == y[rows[:, 1]])
+    # half the pairs positive, first points uniform over the sample (binomial sd 0.008)
+    assert abs(same.mean() - 0.5) < 0.03
+    first = np.bincount(rows[:, 0], minlength=y.size) / 4000
+    assert np.abs(first - 1 / y.size).max() < 0.02
+    # the second point of a positive pair: uniform over the other members of the class
+    big = (y[rows[:, 0]] == 4) & same
+    counts = np.bincount(rows[big, 1], minlength=y.size)[y == 4]
+    assert counts.min() > 0.5 * counts.mean()
+    # one Generator gives fresh pairs on each call, an int seed repeats them
+    gen = np.random.default_rng(7)
+    a, b = balanced_pairs(X, y, 50, random_state=gen)[0], balanced_pairs(X, y, 50, random_state=gen)[0]
+    assert not np.array_equal(a, b)
+    np.testing.assert_array_equal(balanced_pairs(X, y, 50, random_state=7)[0], a)
+
+
+@pytest.mark.parametrize("y, message", [
+    (np.zeros(6, int), "at least two classes"),
+    (np.array([0, 0, 0, 0, 0, 1]), "at least two points each"),
+])
+def test_balanced_pairs_refuses_a_sample_without_both_kinds_of_pair(y, message):
+    with pytest.raises(ValueError, match=message):
+        balanced_pairs(np.zeros((6, 2)), y, 10)
+
+
+def test_transformed_sq_distances_equals_the_distances_of_the_projections(labelled):
+    X, y = labelled
+    h = HyperbolicPCA(n_components=2, eta_neg=0.5).fit(X, y)
+    pairs, _ = balanced_pairs(X, y, 30, random_state=0)
+    W = h.components_.T                    # the projection, applied by hand
+    by_hand = np.sum(((pairs[:, 0] - pairs[:, 1]) @ W) ** 2, axis=1)
+    np.testing.assert_allclose(transformed_sq_distances(h, pairs), by_hand, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match=r"shape \(m, 2, n_features\)"):
+        transformed_sq_distances(h, np.zeros((4, 3, X.shape[1])))

@@ -306,6 +306,7 @@ APPARATUS_CHAPTERS = [
     "03-em",
     "04-svm",
     "05-spectral",
+    "05-spectral-lda-cca",
     "06-clustering",
     "07-pac",
     "A-optimisation",
@@ -316,6 +317,7 @@ APPARATUS_CHAPTERS = [
     "10-subspace-svm2k",
     "10-subspace-rademacher",
     "11-hpca",
+    "11-hpca-transfer",
     "12-metric",
     "B-performance",
 ]

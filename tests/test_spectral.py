@@ -11,7 +11,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from lecturelib import datasets
 from lecturelib.bayes import GaussianBayesClassifier
-from lecturelib.spectral import CCA, LDA, PCA, KernelCCA, KernelPCA
+from lecturelib.spectral import CCA, LDA, PCA, KernelCCA, KernelPCA, separates_classes
 
 
 def correlated(n, d, seed=0):
@@ -322,6 +322,33 @@ def test_lda_singular_scatter_needs_shrinkage():
     np.testing.assert_allclose(lda.coef_, ref.coef_, rtol=1e-8)
 
 
+def test_lda_fisher_criterion_from_scatter_matrices_computed_here():
+    """J(w) against the scatter matrices built with numpy from the data; its maximum is the
+    largest generalised eigenvalue (scipy), reached at the first direction."""
+    X, y = datasets.elongated_classes(n_per_class=150, random_state=3)
+    X = np.c_[X, np.random.default_rng(1).normal(size=len(y))]
+    y = np.where(np.arange(len(y)) % 3 == 0, 2, y)           # three classes
+    m = len(y)
+    mu = X.mean(axis=0)
+    Sw = sum(np.cov(X[y == c].T, bias=True) * np.sum(y == c) for c in (0, 1, 2)) / m
+    Sb = sum(np.sum(y == c) / m * np.outer(X[y == c].mean(0) - mu, X[y == c].mean(0) - mu)
+             for c in (0, 1, 2))
+    lda = LDA().fit(X, y)
+    W = np.random.default_rng(2).normal(size=(3, 7))
+    J = lda.fisher_criterion(W)
+    by_hand = np.array([(w @ Sb @ w) / (w @ Sw @ w) for w in W.T])
+    np.testing.assert_allclose(J, by_hand, rtol=1e-10)
+    assert lda.fisher_criterion(W[:, 0]) == pytest.approx(by_hand[0], rel=1e-10)
+    assert lda.fisher_criterion(-3.0 * W[:, 0]) == pytest.approx(by_hand[0], rel=1e-10)
+    top = linalg.eigh(Sb, Sw, eigvals_only=True)[-1]
+    assert lda.fisher_criterion(lda.scalings_[:, 0]) == pytest.approx(top, rel=1e-9)
+    assert np.all(J <= top * (1 + 1e-12))
+    with pytest.raises(ValueError, match="must have shape"):
+        lda.fisher_criterion(np.ones(2))
+    with pytest.raises(ValueError, match="non-zero"):
+        lda.fisher_criterion(np.zeros(3))
+
+
 # ----------------------------------------------------------------------------- CCA
 
 
@@ -535,3 +562,52 @@ def test_precomputed_float32_gram_matrix_is_psd_at_its_precision():
     for est in (KernelPCA(kernel="precomputed"), KernelKMeans(2, kernel="precomputed")):
         with pytest.raises(ValueError, match="not positive semi-definite"):
             est.fit(bad)
+
+
+# ----------------------------------------------------------------------------- separated classes
+
+
+def runs_of_labels(z, y):
+    """The number of runs of equal labels along z sorted (ties: every order tried)."""
+    order = np.lexsort((y, z))
+    labels = y[order]
+    return 1 + int(np.sum(labels[1:] != labels[:-1]))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_separates_classes_iff_each_class_is_one_run_along_the_sorted_scores(seed):
+    rng = np.random.default_rng(seed)
+    k = rng.integers(2, 5)
+    y = rng.integers(0, k, size=30)
+    y[:k] = np.arange(k)
+    centres = rng.permutation(k) * rng.uniform(0.5, 3.0)
+    z = centres[y] + rng.normal(scale=0.4, size=30)
+    expected = bool(runs_of_labels(z, y) == k)
+    assert separates_classes(z, y) is expected
+    assert separates_classes(z, np.array(list("abcd"))[y]) is expected   # any labels
+
+
+def test_separates_classes_counts_a_tie_between_classes_as_overlap():
+    assert separates_classes([0.0, 1.0, 1.0, 2.0], [0, 0, 1, 1]) is False
+    assert separates_classes([0.0, 0.9, 1.0, 2.0], [0, 0, 1, 1]) is True
+    with pytest.raises(ValueError, match="at least two classes"):
+        separates_classes([0.0, 1.0], [1, 1])
+    with pytest.raises(ValueError, match="one label per entry"):
+        separates_classes([0.0, 1.0], [1, 1, 0])
+
+
+def test_two_views_has_the_covariances_its_docstring_states():
+    """A large sample's covariances against the closed forms of the documented model, and
+    its canonical correlations against those of the population covariances."""
+    mix_a, mix_b = datasets.TWO_VIEWS_LOADINGS
+    Saa, Sbb, Sab = mix_a.T @ mix_a + np.eye(4), mix_b.T @ mix_b + 0.64 * np.eye(2), mix_a.T @ mix_b
+    X_a, X_b = datasets.two_views(200_000, random_state=11)
+    C = np.cov(np.c_[X_a, X_b].T)
+    np.testing.assert_allclose(C, np.block([[Saa, Sab], [Sab.T, Sbb]]), atol=0.05)
+    ia, ib = linalg.inv(linalg.sqrtm(Saa)), linalg.inv(linalg.sqrtm(Sbb))
+    rho = linalg.svdvals(ia @ Sab @ ib)
+    np.testing.assert_allclose(CCA(2).fit(X_a, X_b).correlations_, rho, atol=0.01)
+    gen = np.random.default_rng(7)
+    first, second = datasets.two_views(5, random_state=gen), datasets.two_views(5, random_state=gen)
+    assert not np.allclose(first[0], second[0])
+    np.testing.assert_array_equal(datasets.two_views(5, random_state=7)[1], first[1])
