@@ -32,8 +32,9 @@ place (a number stored in the gradebook, the same after a restart), otherwise th
 (``serve --roster``) or the LMS id.  The answers of a question come in its fair order
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
 (``serve --graders``).  An answer's page is also where a regrade request is resolved and
-where a third grader resolves the disagreement of two blind marks (``serve --double-mark``).  The grader's name travels in a cookie, percent-encoded, and is
-checked (:func:`..gradebook.manual.grader_name`) every time it is read.
+where a third grader resolves the disagreement of two blind marks (``serve --double-mark``).
+The grader's name travels in a cookie, percent-encoded, and is checked
+(:func:`..gradebook.manual.grader_name`) every time it is read.
 """
 
 from __future__ import annotations
