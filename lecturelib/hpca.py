@@ -767,7 +767,8 @@ def pair_sq_distances(Z, y):
     Examples
     --------
     >>> from lecturelib.hpca import pair_sq_distances
-    >>> sq_dists, same = pair_sq_distances([[0.0], [1.0], [3.0]], ["a", "a", "b"])
+    >>> Z, y = [[0.0], [1.0], [3.0]], ["a", "a", "b"]
+    >>> sq_dists, same = pair_sq_distances(Z, y)
     >>> print(sq_dists, same)
     [1. 9. 4.] [ True False False]
     """

@@ -68,3 +68,28 @@ def test_docstring_examples_run(module):
     names = {t.name.split(".")[2] for t in tests if t.name.count(".") >= 2}
     missing = [n for n in public_names(mod) if n not in names]
     assert not missing, f"lecturelib.{module}: no doctest ran for {missing}"
+
+
+# What a code block of the reference shows without scrolling at 1280 px (tests/test_reading.py
+# measures the built pages in Chromium; this finds a long example line before the book is built).
+SHOWN_CHARACTERS = 73
+
+
+def doctest_block_lines(section: str) -> list[str]:
+    """The lines of the doctest blocks of an Examples section (prompts and their output),
+    which the reference shows as code; the prose between them wraps."""
+    out, inside = [], False
+    for line in (raw.strip() for raw in section.splitlines()):
+        inside = line.startswith(">>>") or (inside and line != "")
+        if inside:
+            out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_docstring_examples_fit_the_reference_column(module):
+    mod = importlib.import_module(f"lecturelib.{module}")
+    long = [f"{t.name}: {line}" for t in doctest.DocTestFinder(exclude_empty=True).find(mod)
+            for line in doctest_block_lines(examples_section(t.docstring))
+            if len(line) > SHOWN_CHARACTERS]
+    assert not long, f"example lines wider than {SHOWN_CHARACTERS} characters: {long}"
