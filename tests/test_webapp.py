@@ -1383,6 +1383,7 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
     server = Server(round4.path, graders=["Ann Lee", "Bo Chen"])
     try:
         context, page, watch = grader(browser, server, urllib.parse.quote("Ann Lee"))
+        assert "1 open regrade request waits" in page.locator("span.waiting").text_content()
         page.goto(f"{server.base}/stats/r4")
         with page.expect_navigation():
             page.click("#regrade-queue a")
@@ -1479,9 +1480,11 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
         assert page.locator("#double-form").count() == 0
         context.close()
         context, page, watch = grader(browser, server, urllib.parse.quote("Zoë van Dijk"))
+        waiting = page.locator("span.waiting").text_content()  # the start page says so
         page.goto(f"{server.base}/stats/r4")
         rows = page.locator("#disagreements tbody tr")
         listed = rows.count()  # the earlier test's pair too
+        assert f"{listed} disagreement{'s' if listed > 1 else ''} of double marking" in waiting, waiting
         row = rows.filter(has=page.get_by_role("link", name=student, exact=True))
         assert row.locator("td").all_text_contents()[2:] == ["4 (Ann Lee)", "2 (Bo Chen)"]
         with page.expect_navigation():

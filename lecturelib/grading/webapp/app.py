@@ -213,8 +213,10 @@ class Index(Base):
             for q in manual.questions(db, a):
                 graded, total = manual.progress(db, a, q["id"])
                 rows.append({"assignment": a, **q, "graded": graded, "total": total})
+        waiting = {a: (len(regrades.requests(db, a, open_only=True)), len(allocation.disagreements(db, a)))
+                   for a in manual.assignments(db)}
         done = self.get_query_argument("done", "")
-        self.page("index.html", rows=rows, assignments=manual.assignments(db),
+        self.page("index.html", rows=rows, assignments=manual.assignments(db), waiting=waiting,
                   done=done if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", done) else "",
                   share=", ".join(self.ctx.graders) if self.grader in self.ctx.graders else "")
 
