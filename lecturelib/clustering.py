@@ -209,8 +209,15 @@ def _assign(XT, x_sq, C):
 
 
 def _onehot(labels, k):
-    """The k x m 0/1 matrix with a one at (labels[i], i)."""
-    return (labels[None, :] == np.arange(k)[:, None]).astype(float)
+    """The k x m 0/1 matrix with a one at (labels[i], i) (memory: the matrix alone)."""
+    M = np.zeros((k, labels.shape[0]))
+    M[labels, np.arange(labels.shape[0])] = 1.0
+    return M
+
+
+# Entries of the largest indicator matrix built (2 GiB of float64): cluster indices far
+# beyond the number of points ask for a matrix of mostly empty columns.
+_MAX_INDICATOR_ENTRIES = 1 << 28
 
 
 def _fill_empty_clusters(labels, dist_to_own, k):
@@ -314,6 +321,10 @@ def indicator_matrix(labels, n_clusters=None, *, scaled=True):
         raise ValueError(f"labels has index {labels.max()} but n_clusters={k}")
     if scaled:
         _check_every_cluster_used(labels, k, "a scaled indicator matrix (1/sqrt(l_j))")
+    if labels.shape[0] * k > _MAX_INDICATOR_ENTRIES:
+        raise ValueError(f"an indicator matrix of {labels.shape[0]} points x {k} clusters has more "
+                         f"than {_MAX_INDICATOR_ENTRIES} entries (2 GiB): are the labels cluster "
+                         "indices 0..k-1? (other labels, e.g. strings, are numbered in sorted order)")
     G = _onehot(labels, k).T
     if scaled:
         G /= np.sqrt(G.sum(axis=0))

@@ -358,6 +358,8 @@ CASES = [
      "K must be the square Gram matrix"),
     ("clustering.indicator_matrix empty labels", lambda: clustering.indicator_matrix([]),
      ValueError, "labels is empty"),
+    ("clustering.indicator_matrix an index far beyond the points",
+     lambda: clustering.indicator_matrix([0, 10**9], scaled=False), ValueError, "2 points x 1000000001 clusters"),
     ("spectral.CCA sparse second view",
      fit(spectral.CCA(), X_OK, __import__("scipy.sparse").sparse.csr_matrix(X_OK[:, :2])),
      TypeError, "Sparse data was passed for the second view Y"),
