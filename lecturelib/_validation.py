@@ -26,6 +26,7 @@ __all__ = [
     "input_eps",
     "rounding_tolerance",
     "check_squares_finite",
+    "check_label_vector",
     "check_positive_int",
     "InvalidParameterError",
     "Interval",
@@ -146,6 +147,17 @@ def check_squares_finite(X, name):
             raise ValueError(f"{name} has entries so large (max |entry| {big:.3g}) that their "
                              "squares overflow float64; scale it down")
     return X
+
+
+def check_label_vector(y, n, per):
+    """``y`` as an array of ``n`` finite labels, one ``per`` item (e.g. ``"row of X"``);
+    else a ``ValueError`` naming the shape it has, or the NaN or infinity it holds."""
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y must have one label per {per} ({n}), got shape {y.shape}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y must hold finite labels, got NaN or infinity")
+    return y
 
 
 def check_symmetric(K, name, *, symmetry_tol=1e-10):

@@ -36,6 +36,7 @@ from ._validation import (
     Options,
     as_float_array,
     check_estimator_params,
+    check_label_vector,
     check_positive_int,
     check_squares_finite,
     validate_params,
@@ -652,8 +653,7 @@ def one_shot_nn_error(Z, y):
     if classes.size < 2 or counts.min() < 2:
         raise ValueError("y must have at least two classes with at least two points each "
                          "(one_shot_nn_error draws a prototype other than the query)")
-    sq = np.sum(Z**2, axis=1)
-    D = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+    D = _sq_distance_matrix(Z)
     members = [np.flatnonzero(yi == c) for c in range(classes.size)]
     errs = np.empty(Z.shape[0])
     for q in range(Z.shape[0]):
@@ -673,14 +673,16 @@ def one_shot_nn_error(Z, y):
 # ----------------------------------------------------------------------------- pairs
 
 
+def _sq_distance_matrix(Z):
+    """All squared Euclidean distances between the rows of ``Z`` (by the Gram expansion,
+    negative rounding clipped to 0)."""
+    sq = np.sum(Z**2, axis=1)
+    return np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
+
+
 def _labelled_rows(X, y, name="X"):
     X = as_float_array(X, name, ndim=2)
-    y = np.asarray(y)
-    if y.shape != (X.shape[0],):
-        raise ValueError(f"y must have one label per row of {name} ({X.shape[0]}), got shape {y.shape}")
-    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
-        raise ValueError("y must hold finite labels, got NaN or infinity")
-    return X, y
+    return X, check_label_vector(y, X.shape[0], f"row of {name}")
 
 
 def _fitted_example():
@@ -777,9 +779,7 @@ def pair_sq_distances(Z, y):
     if len(y) < 2:
         raise ValueError(f"pair_sq_distances needs at least two points, got {len(y)}")
     upper = np.triu_indices(len(y), 1)
-    sq = np.sum(Z**2, axis=1)
-    D = np.maximum(sq[:, None] + sq[None, :] - 2 * Z @ Z.T, 0.0)
-    return D[upper], (y[:, None] == y[None, :])[upper]
+    return _sq_distance_matrix(Z)[upper], (y[:, None] == y[None, :])[upper]
 
 
 @validate_params({"transformer": [InstanceOf(TransformerMixin, "a fitted transformer, e.g. HyperbolicPCA",

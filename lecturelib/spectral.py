@@ -32,6 +32,7 @@ from ._validation import (
     Options,
     as_float_array,
     check_estimator_params,
+    check_label_vector,
     check_symmetric_psd,
     check_squares_finite,
     input_eps,
@@ -1211,11 +1212,7 @@ def separates_classes(z, y):
     False
     """
     z = as_float_array(z, "z", ndim=1)
-    y = np.asarray(y)
-    if y.shape != z.shape:
-        raise ValueError(f"y must have one label per entry of z ({z.size}), got shape {y.shape}")
-    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
-        raise ValueError("y must hold finite labels, got NaN or infinity")
+    y = check_label_vector(y, z.size, "entry of z")
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(f"separates_classes needs at least two classes, got {classes.size}")
