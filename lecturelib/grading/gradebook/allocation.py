@@ -155,14 +155,16 @@ def save_second_mark(db, assignment: str, student: str, qid: str, *, who: str, a
             "adjustment": adjustment}
 
 
-def _pairs(db, assignment: str, qid: str | None = None) -> list[dict]:
-    """Every double-marked answer whose two marks are of its current answer, side by side,
-    with the resolution of their disagreement if there was one (``resolved``, else None).
-    A resolved pair's first mark is the grade as it stood when it was resolved."""
+def _pairs(db, assignment: str, qid: str | None = None, student: str | None = None) -> list[dict]:
+    """Every double-marked answer (of one question, one student, if asked) whose two marks
+    are of its current answer, side by side, with the resolution of their disagreement if
+    there was one (``resolved``, else None).  A resolved pair's first mark is the grade as
+    it stood when it was resolved."""
     create_table(db)
     rows = db.execute("SELECT question, student, grader, applied, adjustment, answer_sha FROM "
-                      "second_marks WHERE assignment=? AND (? IS NULL OR question=?) ORDER BY "
-                      "question, student", (assignment, qid, qid)).fetchall()
+                      "second_marks WHERE assignment=? AND (? IS NULL OR question=?) AND "
+                      "(? IS NULL OR student=?) ORDER BY question, student",
+                      (assignment, qid, qid, student, student)).fetchall()
     out = []
     for question, student, grader, applied, adjustment, sha in rows:
         state = manual.grade_state(db, assignment, student, question)
@@ -193,17 +195,17 @@ def _resolution(db, assignment: str, qid: str, student: str, sha: str) -> dict |
             "first": {"grader": grader, "applied": json.loads(applied), "adjustment": adjustment}}
 
 
-def disagreements(db, assignment: str, qid: str | None = None) -> list[dict]:
-    """The double-marked answers whose two marks differ in points or in rubric items, and
-    whose disagreement nobody has resolved yet."""
-    return [p for p in _pairs(db, assignment, qid) if p["resolved"] is None
+def disagreements(db, assignment: str, qid: str | None = None, student: str | None = None) -> list[dict]:
+    """The double-marked answers (of one question, one student, if asked) whose two marks
+    differ in points or in rubric items, and whose disagreement nobody has resolved yet."""
+    return [p for p in _pairs(db, assignment, qid, student) if p["resolved"] is None
             and (p["first"]["score"] != p["second"]["score"]
                  or set(p["first"]["applied"]) != set(p["second"]["applied"]))]
 
 
 def disagreement(db, assignment: str, student: str, qid: str) -> dict | None:
     """The unresolved disagreement on ``student``'s answer to ``qid``, or None."""
-    return next((p for p in disagreements(db, assignment, qid) if p["student"] == student), None)
+    return next(iter(disagreements(db, assignment, qid, student)), None)
 
 
 KEEP = ("first", "second")
@@ -234,10 +236,7 @@ def resolve_disagreement(db, assignment: str, student: str, qid: str, *, who: st
                            f"{assignment} {qid}")
     if who in (pair["first"]["grader"], pair["second"]["grader"]):
         raise GradingError(f"{who} gave one of the two marks: a third grader resolves the disagreement")
-    if version is not None and version != state["version"]:
-        raise manual.Conflict(state, "version")
-    if shown_sha is not None and shown_sha != manual.answer_sha(state["answer"]):
-        raise manual.Conflict(state, "answer")
+    manual.check_seen(state, version, shown_sha)
     sha = manual.answer_sha(state["answer"])
     first, second = pair["first"], pair["second"]
     with db:  # claimed first: of two resolvers at once, one wins and the other is a conflict

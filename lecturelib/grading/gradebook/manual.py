@@ -79,6 +79,16 @@ class Conflict(Exception):
         self.why = why
 
 
+def check_seen(state: dict, version: int | None, shown_sha: str | None) -> None:
+    """Raise :class:`Conflict` if the grade is no longer at ``version`` or the answer no
+    longer the one whose :func:`answer_sha` is ``shown_sha`` (``None``: not checked), as a
+    decision taken from a page shown earlier needs (a regrade, a double-marking decision)."""
+    if version is not None and version != state["version"]:
+        raise Conflict(state, "version")
+    if shown_sha is not None and shown_sha != answer_sha(state["answer"]):
+        raise Conflict(state, "answer")
+
+
 def create_tables(db: sqlite3.Connection) -> None:
     db.executescript(SCHEMA)
     columns = {row[1] for row in db.execute("PRAGMA table_info(manual_grades)")}

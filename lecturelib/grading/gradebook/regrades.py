@@ -115,10 +115,7 @@ def resolve(db, number: int, *, who: str, decision: str, applied=None, override=
     state = manual.grade_state(db, req["assignment"], req["student"], req["question"])
     if who in first_graders(db, req):
         raise GradingError(f"{who} graded this answer: another grader resolves its regrade request")
-    if version is not None and version != state["version"]:
-        raise manual.Conflict(state, "version")
-    if shown_sha is not None and shown_sha != manual.answer_sha(state["answer"]):
-        raise manual.Conflict(state, "answer")
+    manual.check_seen(state, version, shown_sha)
     via = f"regrade {number}"
     if applied is not None:
         state = manual.save_grade(db, req["assignment"], req["student"], req["question"], who=who,

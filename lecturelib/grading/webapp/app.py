@@ -262,8 +262,7 @@ class Grade(Base):
         req = regrades.open_request(db, assignment, student, qid)
         if req is None:
             return None
-        why_not = ("set your name on the start page first: a decision is recorded under it"
-                   if self.named_grader is None else
+        why_not = (NAME_FIRST if self.named_grader is None else
                    "you graded this answer before the request: another grader resolves it"
                    if self.grader in regrades.first_graders(db, req) else "")
         return {**req, "why_not": why_not}
@@ -274,14 +273,15 @@ class Grade(Base):
         pair = allocation.disagreement(self.ctx.book.db, assignment, student, qid)
         if pair is None:
             return None
-        why_not = ("set your name on the start page first: the decision is recorded under it"
-                   if self.named_grader is None else
+        why_not = (NAME_FIRST if self.named_grader is None else
                    "you gave one of the two marks: a third grader resolves it"
                    if self.grader in (pair["first"]["grader"], pair["second"]["grader"]) else "")
         return {**pair, "why_not": why_not}
 
 
 BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
+# why a grader without a name may not decide a regrade request or a double-marking disagreement
+NAME_FIRST = "set your name on the start page first: a decision is recorded under it"
 
 
 def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
@@ -427,6 +427,13 @@ class Api(Base):
         if not found:
             raise tornado.web.HTTPError(404, reason="No such answer")
         return assignment, qid, found[0][1], found[0][0]
+
+    def decider(self) -> str:
+        """The name of the grader taking a decision (a regrade, a double-marking
+        disagreement): one they set, or the change is refused (400)."""
+        if self.named_grader is None:
+            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
+        return self.named_grader
 
     def version(self, data) -> int:
         version = data.get("version")
@@ -578,8 +585,7 @@ class RegradeApi(Api):
         req = regrades.open_request(db, assignment, student, qid)
         if req is None or req["id"] != data.get("request"):
             raise tornado.web.HTTPError(400, reason="No open regrade request on this answer")
-        if self.named_grader is None:
-            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
+        who = self.decider()
         outcome = data.get("outcome")
         if outcome not in ("keep", "change"):
             raise tornado.web.HTTPError(400, reason="Say whether the grade is kept or changed")
@@ -592,7 +598,7 @@ class RegradeApi(Api):
 
         def resolve():
             state = regrades.resolve(
-                db, req["id"], who=self.grader, decision=data.get("decision"),
+                db, req["id"], who=who, decision=data.get("decision"),
                 applied=data.get("applied") if change and written else None,
                 override=data.get("points") if change and not written else None,
                 version=version, shown_sha=shown,
@@ -610,15 +616,14 @@ class DoubleMarkApi(Api):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
         version, shown = self.version(data), self.shown_sha(data)
-        if self.named_grader is None:
-            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
+        who = self.decider()
         keep = data.get("keep")
         if keep not in allocation.KEEP:
             raise tornado.web.HTTPError(400, reason="Say which mark is kept: first or second")
 
         def resolve():
             state = allocation.resolve_disagreement(self.ctx.book.db, assignment, student, qid,
-                                                    who=self.grader, keep=keep, version=version,
+                                                    who=who, keep=keep, version=version,
                                                     shown_sha=shown)
             return client_state(state, sid, assignment, qid)
         self.run(self._wrap(resolve, assignment, student, qid, sid))

@@ -278,16 +278,20 @@
         if (c.checked) body.applied.push(c.value);
       });
     } else body.points = Number(field(regradeForm, "points").value);
-    const reply = await post("/api/regrade", body);
+    decided(await post("/api/regrade", body), "the regrade decision");
+  });
+
+  // a decision's reply: the page again once it is taken, else the conflict or the error
+  function decided(reply, what) {
     if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409) {
-      conflictShown("the regrade decision", reply.data.conflict, reply.data.state);
+      conflictShown(what, reply.data.conflict, reply.data.state);
       if (reply.data.conflict !== "answer") show(reply.data.state);
     } else {
       conflict.hidden = false;
       conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
     }
-  });
+  }
 
   // ------------------------------------------------------------ two blind marks that differ
   const doubleForm = gradeCol.querySelector(":scope > section.double > form#double-form");
@@ -298,18 +302,11 @@
     const reply = await post("/api/double-mark", {
       assignment: state.assignment, question: state.question, sid: state.sid,
       version: state.version, answer_sha: shownSha, keep: keep});
-    if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409 && reply.data.conflict === "resolved") {
       conflict.hidden = false;
       conflict.textContent = "Conflict: another grader resolved this disagreement first. Your " +
         "decision was NOT saved; reload the page to see the grade.";
-    } else if (reply.status === 409) {
-      conflictShown("the decision on the two marks", reply.data.conflict, reply.data.state);
-      if (reply.data.conflict !== "answer") show(reply.data.state);
-    } else {
-      conflict.hidden = false;
-      conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
-    }
+    } else decided(reply, "the decision on the two marks");
   });
 
   // ------------------------------------------------------------ leaving the answer
