@@ -208,15 +208,16 @@ class Base(tornado.web.RequestHandler):
 class Index(Base):
     def get(self):
         db = self.ctx.book.db
+        assignments = manual.assignments(db)
         rows = []
-        for a in manual.assignments(db):
+        for a in assignments:
             for q in manual.questions(db, a):
                 graded, total = manual.progress(db, a, q["id"])
                 rows.append({"assignment": a, **q, "graded": graded, "total": total})
         waiting = {a: (len(regrades.requests(db, a, open_only=True)), len(allocation.disagreements(db, a)))
-                   for a in manual.assignments(db)}
+                   for a in assignments}
         done = self.get_query_argument("done", "")
-        self.page("index.html", rows=rows, assignments=manual.assignments(db), waiting=waiting,
+        self.page("index.html", rows=rows, assignments=assignments, waiting=waiting,
                   done=done if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", done) else "",
                   share=", ".join(self.ctx.graders) if self.grader in self.ctx.graders else "")
 
