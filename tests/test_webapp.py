@@ -1169,19 +1169,34 @@ def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):
         assert message in err and "Traceback" not in err, (extra, err)
 
 
+def graded_by_ann_owed_by_bo(round4, tmp_path, applied, comment=""):
+    """A copy of round four's gradebook (the other tests' answers left as they are) where
+    Ann Lee has graded an answer that Bo Chen owes a blind second mark: (path, student)."""
+    import shutil
+
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(round4.path, path)
+    with Gradebook(path) as book:
+        allocation.create_table(book.db)
+        student = next(s for s in ROSTER if allocation.second_grader(
+            book.db, "r4", "q4", s, list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen" and not
+            book.db.execute("SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
+        state = manual.grade_state(book.db, "r4", student, "q4")
+        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
+                          applied=applied, comment=comment)
+    return path, student
+
+
 @pytest.mark.browser
-def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round4):
+def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round4, tmp_path):
     """``serve --graders "Ann Lee,Bo Chen" --double-mark 100``: the answer Ann Lee graded is
     Bo Chen's to mark again; his page shows the answer and the rubric, never her mark, and
     his mark is stored beside hers (a disagreement), her grade unchanged."""
-    with Gradebook(round4.path) as book:  # an answer of Ann Lee's share, which Bo Chen marks again
-        # (not 1002's, pending for another test, nor 1003's, whose regrade Bo Chen resolves)
-        student = next(s for s in ROSTER if s not in ("1002", "1003") and allocation.second_grader(
-            book.db, "r4", "q4", s, list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen")
-        version = manual.grade_state(book.db, "r4", student, "q4")["version"]
-        first = manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=version,
-                                  applied=["a"], comment="First mark: the second step is missing.")
-    server = Server(round4.path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
+    path, student = graded_by_ann_owed_by_bo(round4, tmp_path, ["a"],
+                                             comment="First mark: the second step is missing.")
+    with Gradebook(path) as book:
+        first = manual.grade_state(book.db, "r4", student, "q4")
+    server = Server(path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
     context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
     try:
         page.goto(f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}")
@@ -1197,7 +1212,7 @@ def test_a_blind_second_mark_hides_the_first_and_changes_no_grade(browser, round
         page.keyboard.press("2")
         page.click("#second-form button[type=submit]")
         page.wait_for_function("() => document.getElementById('status').textContent === 'Saved: second mark.'")
-        with Gradebook(round4.path) as book:
+        with Gradebook(path) as book:
             after = manual.grade_state(book.db, "r4", student, "q4")
             (pair,) = [d for d in allocation.disagreements(book.db, "r4", "q4") if d["student"] == student]
         assert (after["applied"], after["version"], after["grader"]) == (["a"], first["version"], "Ann Lee")
@@ -1438,24 +1453,6 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         server.close()
 
 
-def graded_by_ann_owed_by_bo(round4, tmp_path, applied, comment=""):
-    """A copy of round four's gradebook (the other tests' answers left as they are) where
-    Ann Lee has graded an answer that Bo Chen owes a blind second mark: (path, student)."""
-    import shutil
-
-    path = tmp_path / "gradebook.sqlite"
-    shutil.copy(round4.path, path)
-    with Gradebook(path) as book:
-        allocation.create_table(book.db)
-        student = next(s for s in ROSTER if allocation.second_grader(
-            book.db, "r4", "q4", s, list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen" and not
-            book.db.execute("SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
-        state = manual.grade_state(book.db, "r4", student, "q4")
-        manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
-                          applied=applied, comment=comment)
-    return path, student
-
-
 @pytest.mark.browser
 def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser, round4, tmp_path):
     """The Results page lists the answers whose blind marks differ; the answer's page shows
@@ -1483,7 +1480,7 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
         waiting = page.locator("span.waiting").text_content()  # the start page says so
         page.goto(f"{server.base}/stats/r4")
         rows = page.locator("#disagreements tbody tr")
-        listed = rows.count()  # the earlier test's pair too
+        listed = rows.count()
         assert f"{listed} disagreement{'s' if listed > 1 else ''} of double marking" in waiting, waiting
         row = rows.filter(has=page.get_by_role("link", name=student, exact=True))
         assert row.locator("td").all_text_contents()[2:] == ["4 (Ann Lee)", "2 (Bo Chen)"]
