@@ -22,6 +22,7 @@ import io
 import json
 import os
 import re
+import shutil
 import threading
 import urllib.parse
 from pathlib import Path
@@ -126,8 +127,8 @@ def server(gradebook):
     s.close()
 
 
-def request(server, method, path, body=None, headers=None, host=None):
-    conn = http.client.HTTPConnection(server.host, server.port, timeout=10)
+def request(server, method, path, body=None, headers=None, host=None, timeout=10):
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
     conn.request(method, path, body=body, headers={"Host": host or f"{server.host}:{server.port}",
                                                    **(headers or {})})
     response = conn.getresponse()
@@ -151,7 +152,6 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
     """Issue 43: the app's Results page shows what ``gradebook analyze`` computes (alpha,
     each question's discrimination and fifths) and the queue of regrade requests, with a
     student's reason escaped, and hidden in anonymous mode."""
-    import shutil
 
     from lecturelib.grading.gradebook import regrades
     from lecturelib.grading.gradebook.analysis import analyze
@@ -686,10 +686,11 @@ def test_an_answer_slow_to_parse_does_not_stop_the_app(round3):
     app goes on answering; a page of it and the start page both come back."""
     results = {}
 
-    def fetch(name, path):
-        results[name] = request(round3, "GET", path, headers={"Cookie": session_cookie(round3)})[:2]
+    def fetch(name, path, timeout=10):
+        results[name] = request(round3, "GET", path, headers={"Cookie": session_cookie(round3)},
+                                timeout=timeout)[:2]
 
-    slow = threading.Thread(target=fetch, args=("slow", f"/grade/r3/q4/{position(round3, 'references')}"))
+    slow = threading.Thread(target=fetch, args=("slow", f"/grade/r3/q4/{position(round3, 'references')}", 30))
     slow.start()
     fetch("index", "/")  # the HTTP client's 10 s timeout: an app busy parsing would miss it
     slow.join(30)
@@ -930,18 +931,26 @@ def round4(tmp_path_factory):
             book.record(student, "1", GradeReport(f"{student}.ipynb", "r4", rows, []))
     server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"])
     server.path, server.order = path, fair_order(path, "r4", "q4", ROSTER)
+    server.roster, server.pristine = read_roster(roster_file), folder / "pristine.sqlite"
+    shutil.copy(path, server.pristine)  # before any test grades: each of Ann Lee's answers pending
     yield server
     server.close()
 
 
-@pytest.fixture
-def r4_page(browser, round4):
+def ann_lee_page(browser, server):
     """Ann Lee's page, in Auckland's time zone, opened from the printed address."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-GB",
                                   timezone_id="Pacific/Auckland")
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{round4.url}&grader=" + urllib.parse.quote("Ann Lee"))
+    page.goto(f"{server.url}&grader=" + urllib.parse.quote("Ann Lee"))
+    return context, page, watch
+
+
+@pytest.fixture
+def r4_page(browser, round4):
+    """Ann Lee's page on round four's app: (page, watch)."""
+    context, page, watch = ann_lee_page(browser, round4)
     yield page, watch
     context.close()
 
@@ -1097,38 +1106,45 @@ def test_an_answer_written_under_the_prompt_is_shown_and_pending(r4_page, round4
 
 
 @pytest.mark.browser
-def test_roster_names_next_ungraded_and_local_times(r4_page, round4):
+def test_roster_names_next_ungraded_and_local_times(browser, round4, tmp_path):
     """Item 6: roster names instead of LMS ids, "next ungraded" in the grader's share (Ann
     Lee of Ann Lee and Bo Chen), times in the browser's zone (Auckland here), the comment
-    box in one key (it took 18 Tab presses)."""
+    box in one key (it took 18 Tab presses).  On round four's gradebook as it was before the
+    other tests graded, when all of Ann Lee's share was pending (they may grade all of it)."""
     import datetime
     import zoneinfo
 
-    page, watch = r4_page
-    open_r4(page, round4, "1002")  # in Bo Chen's share
-    assert page.locator("#student").text_content() == "Bo Lindqvist"
-    assert "1002" not in page.locator("main").text_content()
-    with page.expect_navigation():
-        page.keyboard.press("u")
-    with Gradebook(round4.path) as book:
-        expected = allocation.next_ungraded(book.db, "r4", "q4", grader="Ann Lee",
-                                            graders=["Ann Lee", "Bo Chen"])
-        share = allocation.shares(book.db, "r4", "q4", list(ROSTER), ["Ann Lee", "Bo Chen"])["Ann Lee"]
-    assert expected in share
-    assert page.locator("#student").text_content() == ROSTER[expected]
-    typeset(page)
-    page.keyboard.press("c")
-    assert page.evaluate("() => document.activeElement.id") == "comment"
-    page.keyboard.press("Escape")
-    page.keyboard.press("2")
-    page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
-    saved = datetime.datetime.fromisoformat(r4_state(round4, expected)["updated_at"])
-    local = saved.astimezone(zoneinfo.ZoneInfo("Pacific/Auckland"))
-    shown = page.locator("#graded-by").text_content()
-    assert f"{local:%H:%M}" in shown and f"{saved:%H:%M}" not in shown, shown
-    page.goto(f"{round4.base}/audit/r4")
-    assert f"{local:%H:%M}" in page.locator("table.audit tbody tr:last-child time").text_content()
-    assert not watch.problems, watch.problems
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(round4.pristine, path)
+    server = Server(path, roster=round4.roster, graders=["Ann Lee", "Bo Chen"])
+    server.path, server.order = path, round4.order
+    context, page, watch = ann_lee_page(browser, server)
+    try:
+        open_r4(page, server, "1002")
+        assert page.locator("#student").text_content() == "Bo Lindqvist"
+        assert "1002" not in page.locator("main").text_content()
+        with page.expect_navigation():
+            page.keyboard.press("u")
+        with Gradebook(server.path) as book:
+            share = allocation.shares(book.db, "r4", "q4", list(ROSTER), ["Ann Lee", "Bo Chen"])["Ann Lee"]
+        expected = share[0]  # the first of her share in the fair order
+        assert page.locator("#student").text_content() == ROSTER[expected]
+        typeset(page)
+        page.keyboard.press("c")
+        assert page.evaluate("() => document.activeElement.id") == "comment"
+        page.keyboard.press("Escape")
+        page.keyboard.press("2")
+        page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+        saved = datetime.datetime.fromisoformat(r4_state(server, expected)["updated_at"])
+        local = saved.astimezone(zoneinfo.ZoneInfo("Pacific/Auckland"))
+        shown = page.locator("#graded-by").text_content()
+        assert f"{local:%H:%M}" in shown and f"{saved:%H:%M}" not in shown, shown
+        page.goto(f"{server.base}/audit/r4")
+        assert f"{local:%H:%M}" in page.locator("table.audit tbody tr:last-child time").text_content()
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+        server.close()
 
 
 def test_anonymous_numbers_are_the_same_after_a_restart(round4):
@@ -1172,8 +1188,6 @@ def test_serve_refuses_bad_graders_and_roster_with_anonymous(round4, capsys):
 def graded_by_ann_owed_by_bo(round4, tmp_path, applied, comment=""):
     """A copy of round four's gradebook (the other tests' answers left as they are) where
     Ann Lee has graded an answer that Bo Chen owes a blind second mark: (path, student)."""
-    import shutil
-
     path = tmp_path / "gradebook.sqlite"
     shutil.copy(round4.path, path)
     with Gradebook(path) as book:
