@@ -946,7 +946,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
 
         def smooth(T):
             z = margins(T)
-            val = np.where(z >= mu, z - mu / 2, np.where(z > 0, z**2 / (2 * mu), 0.0))
+            val = np.where(z >= mu, z - mu / 2, np.clip(z, 0.0, mu) ** 2 / (2 * mu))
             slope = np.clip(z / mu, 0.0, 1.0)
             grad = (D * (a * slope * r / g)[:, None]).T @ D
             return float(a @ val), 0.5 * (grad + grad.T)
