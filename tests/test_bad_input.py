@@ -454,6 +454,7 @@ CASES = [
 ]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # refused with its message, no overflow on the way
 @pytest.mark.parametrize("thunk, exc, pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_is_refused_with_a_clear_message(thunk, exc, pattern):
     with pytest.raises(exc, match=pattern):
