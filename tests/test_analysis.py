@@ -163,3 +163,19 @@ def test_the_plot_draws_what_the_analysis_computed(graded_class, tmp_path, capsy
                  "--plot", str(tmp_path / "a.gif")]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and ".gif" in error and not (tmp_path / "a.gif").exists()
+
+
+@pytest.mark.filterwarnings("error")
+def test_the_plot_of_a_class_too_small_for_any_discrimination_warns_nothing(tmp_path):
+    """Two students: no question's discrimination is defined yet; the plot draws without
+    the NumPy warning it printed (All-NaN axis) and without bars."""
+    from lecturelib.grading.gradebook.analysis import analysis_figure
+
+    rng = np.random.default_rng(0)
+    with Gradebook(tmp_path / "gradebook.sqlite") as book:
+        book.store_questions("toy", QUESTIONS)
+        for i in range(2):
+            book.record(f"s{i:02d}", f"sha{i}", class_report(rng, i))
+        assert all(q["discrimination"] is None for q in analyze(book, "toy")["questions"])
+        _, bars = analysis_figure(book, "toy").axes
+        assert bars.get_xlim() == (-0.2, 1)

@@ -336,6 +336,23 @@ def test_cli_corrupt_notebook_gets_clear_error(tmp_path, toy, content, message):
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("args, message", [
+    (["gradebook", "feedback", "--assignment", "a", "--format", "blackboard"],
+     "argument --format: invalid choice: 'blackboard' (choose from 'canvas', 'moodle') "
+     "(see lecturelib gradebook feedback --help)"),
+    (["gradebook", "serve", "--port", "abc"], "argument --port: invalid int value: 'abc'"),
+    (["grade", "x.ipynb"], "the following arguments are required: --assignment"),
+    (["check", "x.ipynb", "--\x1b]0;owned\x07\x1b[31mred"], "unrecognized arguments: -- ]0;owned [31mred"),
+])
+def test_cli_bad_argument_is_one_line(args, message):
+    """A bad argument is refused in one line (argparse printed its usage block first),
+    without the control characters a file name can put in an unrecognised argument."""
+    proc = run_cli(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("lecturelib: error: ")
+    assert message in proc.stderr and "\x1b" not in proc.stderr and "usage" not in proc.stderr
+
+
 def test_cli_missing_file_and_unknown_assignment(tmp_path, toy):
     proc = run_cli("grade", str(tmp_path / "nope.ipynb"), "--assignment", "toy",
                    "--solutions", str(toy / "solutions"))

@@ -40,8 +40,17 @@ from .course import add_course_commands, handles, run_collect, run_gradebook_act
 DEFAULT_GRADEBOOK = "gradebook.sqlite"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose refusal of an argument is one line like every other error
+    (argparse prints its usage block first) and shows no control character a file name put
+    in an unrecognised argument."""
+
+    def error(self, message):
+        self.exit(2, f"lecturelib: error: {plain(message, 500)} (see {plain(self.prog)} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lecturelib", description="Generate and grade the course's exercise notebooks.")
     sub = parser.add_subparsers(dest="command", required=True)
 

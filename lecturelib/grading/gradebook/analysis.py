@@ -207,7 +207,8 @@ def analysis_figure(book, assignment: str):
                         color=["tab:red" if v < WEAK_DISCRIMINATION else "tab:blue" for v in np.nan_to_num(values)])
     discrimination.axvline(WEAK_DISCRIMINATION, color="0.4", linestyle="--", linewidth=1)
     discrimination.axvline(0, color="0.2", linewidth=0.8)
-    discrimination.set(xlim=(min(-0.2, np.nanmin(values, initial=0) - 0.05), 1), xlabel="discrimination $r_j$",
+    lowest = min([0.0, *(v for v in values if np.isfinite(v))])  # none defined before grading
+    discrimination.set(xlim=(min(-0.2, lowest - 0.05), 1), xlabel="discrimination $r_j$",
                        title="Discrimination (corrected item-total)")
     alpha = "not defined yet" if result["alpha"] is None else f"{result['alpha']:.2f}"
     figure.suptitle(f"{assignment}: {result['students']} students, Cronbach's alpha {alpha}")
