@@ -1388,6 +1388,12 @@ def test_leaving_with_unsaved_text_asks_first(browser, round4):
         assert page.input_value("#comment") == "Half a thought"
         page.keyboard.press("Control+Enter")  # saved: leaving asks nothing
         page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        # and the box was left: the next key is a shortcut, not a letter typed into the comment
+        assert page.evaluate("() => document.activeElement.id") != "comment"
+        page.keyboard.press("c")
+        assert page.evaluate("() => document.activeElement.id") == "comment"
+        assert page.input_value("#comment") == "Half a thought"
+        page.keyboard.press("Escape")
         page.goto(f"{round4.base}/")
         assert asked == ["beforeunload"]
     finally:

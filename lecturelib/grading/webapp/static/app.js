@@ -326,6 +326,7 @@
     const otherForm = e.target && e.target.form && e.target.form !== form;  // a rubric item's edit
     if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && !otherForm) {
       e.preventDefault();
+      if (typing) e.target.blur();  // the next key is a shortcut again (c, Ctrl+Enter, n: no "n" typed)
       form.requestSubmit();
       return;
     }
