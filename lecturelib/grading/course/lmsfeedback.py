@@ -136,15 +136,20 @@ def feedback_zip(book, assignment: str, fmt_name: str, output, *, course: Course
     times = submission_times(book, assignment)
     results = outcomes(book, assignment, course)
     zone = time_zone(course.timezone) if course is not None else datetime.timezone.utc
-    written, left_out = [], []
-    output = Path(output)
-    with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as archive:
-        for student in manual.students(book.db, assignment):
-            when = times.get(student)
-            if when is None or when.layout != fmt_name or not when.lms_prefix:
-                left_out.append(f"{plain(student, 60)}: not collected from a {fmt_name} download")
-                continue
-            name = when.lms_prefix + FILE_NAME
+    students = manual.students(book.db, assignment)
+    ours = [s for s in students if times.get(s) is not None and times[s].layout == fmt_name
+            and times[s].lms_prefix]
+    if not ours:  # an empty zip would upload nothing, silently
+        raise GradingError(f"no student of {assignment} ({len(students)} in the gradebook) was "
+                           f"collected from a {fmt_name} download, so no page can be named for its upload: "
+                           "no zip written (collect the class from the LMS's download first, or "
+                           "leave out --format for feedback files in a folder)")
+    left_out = [f"{plain(s, 60)}: not collected from a {fmt_name} download"
+                for s in students if s not in ours]
+    written = []
+    with zipfile.ZipFile(Path(output), "w", zipfile.ZIP_DEFLATED) as archive:
+        for student in ours:
+            name = times[student].lms_prefix + FILE_NAME
             archive.writestr(name, student_page(book.db, assignment, student, results.get(student), zone))
             written.append(name)
     return written, left_out
