@@ -166,6 +166,12 @@ def test_the_commands(book, capsys):
     assert json.loads(out[out.index("{"):])["disagreements"][0]["student"] == "s05"
     assert main(["gradebook", "next", *base, "--grader", "Nobody", "--graders", "A,B"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    for extra, message in [(["--graders", ",,"], "not a grader's name"),  # checked as serve checks them
+                           (["--graders", "A,B", "--double-mark", "150"], "percentage from 0 to 100"),
+                           (["--double-mark", "10"], "at least two --graders")]:
+        assert main(["gradebook", "next", *base, "--grader", "A", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, (extra, err)
     resolve = ["gradebook", "disagreements", *base, "--resolve", "s05"]
     assert main([*resolve, "--keep", "second"]) == 2  # no --grader
     assert "--grader" in capsys.readouterr().err

@@ -303,9 +303,9 @@ def _serve(args) -> int:
         from ..course.roster import read_roster
 
         roster = read_roster(args.roster)
-    graders = [g.strip() for g in args.graders.split(",")] if args.graders else []
     return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous,
-                 roster=roster, graders=graders, double_mark=args.double_mark)
+                 roster=roster, graders=review.graders_option(args.graders),
+                 double_mark=args.double_mark)
 
 
 def main(argv=None) -> int:

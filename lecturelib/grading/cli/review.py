@@ -196,14 +196,16 @@ def _regrade(args, book) -> int:
     return 0
 
 
-def _graders(text: str | None) -> list[str] | None:
-    return [g.strip() for g in text.split(",") if g.strip()] if text else None
+def graders_option(text: str | None) -> list[str]:
+    """The names of ``--graders "Ann Lee,Bo Chen"`` (checked by
+    :func:`..gradebook.allocation.check_graders`: an empty name is refused, not dropped)."""
+    return [g.strip() for g in text.split(",")] if text else []
 
 
 def _next(args, book) -> int:
-    from ..gradebook.allocation import next_ungraded
+    from ..gradebook.allocation import check_graders, next_ungraded
 
-    graders = _graders(args.graders)
+    graders = check_graders(graders_option(args.graders), args.double_mark)
     if graders and args.grader not in graders:
         raise GradingError("--grader must be one of --graders")
     student = next_ungraded(book.db, args.assignment, args.question, grader=args.grader,

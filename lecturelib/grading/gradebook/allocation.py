@@ -95,6 +95,23 @@ def anonymous_numbers(db, assignment: str, students) -> dict[str, int]:
     return {s: numbers[s] for s in students}
 
 
+def check_graders(graders, double_mark: float) -> list[str]:
+    """The graders sharing each question (``--graders "Ann Lee,Bo Chen"``), checked with the
+    share of answers marked twice (``--double-mark``)."""
+    graders = list(graders or [])
+    for name in graders:
+        if manual.grader_name(name) != name:
+            raise GradingError(f"--graders: {name[:60]!r} is not a grader's name ({manual.GRADER_RULE})")
+    if len(set(graders)) != len(graders):
+        raise GradingError("--graders names a grader twice")
+    if not 0 <= double_mark <= 100:
+        raise GradingError("--double-mark is a percentage from 0 to 100")
+    if double_mark and len(graders) < 2:
+        raise GradingError("--double-mark needs at least two --graders (a second mark comes from "
+                           "another grader)")
+    return graders
+
+
 def shares(db, assignment: str, qid: str, students, graders: list[str]) -> dict[str, list[str]]:
     """Each grader's answers: the fair order dealt round-robin."""
     if not graders or len(set(graders)) != len(graders):

@@ -17,6 +17,7 @@ import socket
 import sys
 
 from ..core.notebook import GradingError
+from ..gradebook.allocation import check_graders
 
 __all__ = ["serve", "start"]
 
@@ -32,25 +33,6 @@ def _listen(host: str, port: int) -> list[socket.socket]:
         raise GradingError(f"cannot listen on {host!r}: not an address of this machine") from None
 
 
-def check_graders(graders, double_mark: float) -> list[str]:
-    """The graders sharing each question (``--graders "Ann Lee,Bo Chen"``), checked with the
-    share of answers marked twice (``--double-mark``)."""
-    from ..gradebook.manual import GRADER_RULE, grader_name
-
-    graders = list(graders or [])
-    for name in graders:
-        if grader_name(name) != name:
-            raise GradingError(f"--graders: {name[:60]!r} is not a grader's name ({GRADER_RULE})")
-    if len(set(graders)) != len(graders):
-        raise GradingError("--graders names a grader twice")
-    if not 0 <= double_mark <= 100:
-        raise GradingError("--double-mark is a percentage from 0 to 100")
-    if double_mark and len(graders) < 2:
-        raise GradingError("--double-mark needs at least two --graders (a second mark comes from "
-                           "another grader)")
-    return graders
-
-
 def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: bool = False,
           token: str | None = None, roster=None, graders=(), double_mark: float = 0.0):
     """Start the app on the running asyncio loop; return ``(url, server, context)``.
@@ -58,7 +40,8 @@ def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
     ``url`` holds the token (``http://HOST:PORT/?token=...``).  Stop ``server``, then
     ``context.renderer`` (the answers' rendering process: ``close()``) and ``context.book``.
     ``roster`` (a :class:`~lecturelib.grading.course.roster.Roster`) names the students when
-    not ``anonymous``; ``graders`` share each question (:func:`check_graders`).
+    not ``anonymous``; ``graders`` share each question
+    (:func:`..gradebook.allocation.check_graders`).
     """
     import tornado.httpserver
 
