@@ -387,6 +387,33 @@ class Stats(Base):
                 for i, (_, s, _) in enumerate(self.ctx.order(assignment, qid))}
 
 
+def shown_value(value) -> str:
+    """A value of the audit trail as a grader reads it (a list as its items, a number
+    without trailing zeros), at most 300 characters."""
+    if value is None or value == [] or value == "":
+        text = "none"
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    elif isinstance(value, list):
+        text = ", ".join(shown_value(v) for v in value)
+    elif isinstance(value, dict):
+        text = json.dumps(value, sort_keys=True)
+    else:
+        text = str(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def changed_fields(before: dict, after: dict) -> tuple[list, list]:
+    """What an audit entry changed: ``(field, value)`` pairs before and after, of the
+    fields whose value differs (the stored version number left out)."""
+    fields = [k for k in sorted(set(before) | set(after))
+              if k != "version" and before.get(k) != after.get(k)]
+    return ([(k.replace("_", " "), shown_value(before[k])) for k in fields if k in before],
+            [(k.replace("_", " "), shown_value(after[k])) for k in fields if k in after])
+
+
 class Audit(Base):
     def get(self, assignment):
         assignment = self.assignment(assignment)
@@ -398,8 +425,7 @@ class Audit(Base):
                        self.owes_second_mark(assignment, e["question"], e["student"])))]
         for e in entries:
             e["label"] = labels.get(e["student"], "") if e["student"] else ""
-            e["before"] = json.dumps(e["before"], sort_keys=True)[:400]
-            e["after"] = json.dumps(e["after"], sort_keys=True)[:400]
+            e["before"], e["after"] = changed_fields(e["before"], e["after"])
         self.page("audit.html", assignment=assignment, entries=entries[-500:])
 
 
