@@ -64,7 +64,7 @@ MAX_ITEM_TEXT = 300
 MAX_GRADER_NAME = 40
 NAME_MARKS = " .'’_@+-"  # besides letters, marks and digits of any script
 GRADER_RULE = (f"a grader's name is 1 to {MAX_GRADER_NAME} letters (of any script), digits, "
-               "spaces or . ' _ @ + -")
+               "single spaces between words (none before or after) or . ' _ @ + -")
 
 
 class Conflict(Exception):
