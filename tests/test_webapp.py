@@ -409,6 +409,21 @@ def expected_q4(i: int, items: dict) -> float:
 
 @pytest.mark.full
 @pytest.mark.browser
+def test_the_changes_page_shows_what_changed_as_one_clean_line_each():
+    """An audit entry is shown as the fields whose value changed (not the stored version);
+    a student's text (a regrade reason) loses its control and bidirectional characters."""
+    from lecturelib.grading.webapp.app import changed_fields
+
+    before = {"applied": ["a"], "adjustment": 0.0, "comment": "", "decided": False, "version": 1}
+    after = {"applied": ["a", "b"], "adjustment": -1.0, "comment": "", "decided": True, "version": 2}
+    assert changed_fields(before, after) == (
+        [("adjustment", "0"), ("applied", "a"), ("decided", "no")],
+        [("adjustment", "-1"), ("applied", "a, b"), ("decided", "yes")])
+    _, (reason,) = changed_fields({}, {"reason": "right\u202e<b>x</b>\nplease" + "!" * 400})
+    assert reason[1].startswith("right <b>x</b> please!") and len(reason[1]) == 300
+    assert not any(ord(c) < 32 or c == "\u202e" for c in reason[1])
+
+
 def test_override_is_recorded_in_the_audit(graded, server, gradebook):
     a, names = graded["a"], roster(server, "q1")
     position = next(p for p, s in enumerate(names, 1) if STUDENTS.index(s) % 4 == 0)  # q1 scored 0

@@ -53,6 +53,7 @@ import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from ..core.notebook import GradingError
+from ..core.report import plain
 from ..core.submissions import feedback_folder
 from ..gradebook import allocation, groups, manual, regrades
 from ..gradebook.analysis import analyze
@@ -389,7 +390,8 @@ class Stats(Base):
 
 def shown_value(value) -> str:
     """A value of the audit trail as a grader reads it (a list as its items, a number
-    without trailing zeros), at most 300 characters."""
+    without trailing zeros), on one line of at most 300 characters without control or
+    format characters (a regrade reason is the student's text)."""
     if value is None or value == [] or value == "":
         text = "none"
     elif isinstance(value, bool):
@@ -402,7 +404,7 @@ def shown_value(value) -> str:
         text = json.dumps(value, sort_keys=True)
     else:
         text = str(value)
-    return text if len(text) <= 300 else text[:297] + "..."
+    return plain(text, 300)
 
 
 def changed_fields(before: dict, after: dict) -> tuple[list, list]:
