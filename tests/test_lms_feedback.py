@@ -125,6 +125,7 @@ def test_pending_answers_and_other_layouts(tmp_path, capsys):
         assert main(base) == 2 and "not graded yet" in capsys.readouterr().err
         assert main([*base, "--allow-pending"]) == 2  # an empty zip would upload nothing
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "no student of toy (1 in the gradebook) was collected from a canvas download" in err
+        assert err.count("\n") == 1
+        assert "no student of toy (1 in the gradebook) was collected from a canvas download" in err
         assert not (tmp_path / "f.zip").exists()
         assert main([*base[:-1], str(tmp_path / "f.txt")]) == 2
