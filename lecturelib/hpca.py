@@ -644,10 +644,7 @@ def one_shot_nn_error(Z, y):
     >>> round(one_shot_nn_error(Z, [0, 0, 1, 1]), 4)
     0.0
     """
-    Z = as_float_array(Z, "Z", ndim=2)
-    y = np.asarray(y)
-    if y.shape != (Z.shape[0],):
-        raise ValueError(f"y must have one label per row of Z ({Z.shape[0]}), got shape {y.shape}")
+    Z, y = _labelled_rows(Z, y, "Z")
     classes, yi = np.unique(y, return_inverse=True)
     counts = np.bincount(yi)
     if classes.size < 2 or counts.min() < 2:

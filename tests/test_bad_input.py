@@ -205,6 +205,8 @@ CASES = [
     ("hpca.empirical_margin_risk mismatched",
      lambda: hpca.empirical_margin_risk(np.ones(3), np.ones(4, bool), 0.5, 0.5), ValueError, "shape"),
     ("hpca.one_shot_nn_error mismatched", lambda: hpca.one_shot_nn_error(X_OK, Y_OK[:5]), ValueError, "one label per row"),
+    ("hpca.one_shot_nn_error NaN labels", lambda: hpca.one_shot_nn_error(
+        np.zeros((4, 1)), [0.0, 0.0, np.nan, np.nan]), ValueError, "finite labels"),
     ("hpca.HyperbolicPCA negative gamma", fit(hpca.HyperbolicPCA(kernel="rbf", gamma=-1.0), X_OK, Y_OK),
      ValueError, "gamma=-1.0 is not valid"),
     ("hpca.HyperbolicPCA negative degree", fit(hpca.HyperbolicPCA(kernel="poly", degree=-1), X_OK, Y_OK),
