@@ -297,7 +297,7 @@ def test_instructors_week(tmp_path, capsys):
     page = (tmp_path / "reports" / "toy-summary.html").read_text()
     assert status == 0 and "4 graded; 6 on the roster, 3 of them with no submission" in page and "q3" in page
 
-    # the rest of the README's week: the analysis, the feedback pages for the LMS, a regrade
+    # the rest of the instructor's week (docs/instructors.md): the analysis, the feedback pages for the LMS, a regrade
     status, out, err = run("gradebook", "analyze", "--assignment", "toy", "--gradebook",
                            tmp_path / "canvas.sqlite")
     assert status == 0 and "Cronbach's alpha" in out, err

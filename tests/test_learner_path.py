@@ -48,14 +48,32 @@ def test_readme_has_a_path_for_students_and_for_instructors():
 
 
 def shown_texts() -> dict[str, str]:
-    """Every text a reader is shown: README, the book's pages, the chapters and exercises."""
+    """Every text a reader is shown: README, the guides in docs/, the book's pages, the chapters
+    and exercises."""
     texts = {name: (ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "howto.md", "intro.md")}
+    texts |= {f"docs/{p.name}": p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))}
     for folder in ("chapters", "exercises", "solutions"):
         for path in sorted((ROOT / folder).glob("*.ipynb")):
             cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
             texts[f"{folder}/{path.name}"] = "\n".join("".join(c["source"]) for c in cells
                                                        if c["cell_type"] == "markdown")
     return texts
+
+
+def test_the_readme_is_a_front_door_whose_links_lead_somewhere():
+    """The README fits two screens and points to the guides; every relative link of the README
+    and of the guides names a file of the course (a moved section leaves no dead link)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 160
+    for guide in ("docs/instructors.md", "docs/grading.md", "docs/threat-model.md", "docs/testing.md",
+                  "docs/library.md", "howto.md", "CONTRIBUTING.md"):
+        assert f"]({guide})" in readme, guide
+    dead = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not re.match(r"[a-z]+:", target) and not (page.parent / target).exists():
+                dead.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not dead, dead
 
 
 def shown_commands(text: str) -> list[str]:

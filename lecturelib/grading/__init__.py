@@ -17,13 +17,42 @@ The names below are the public API of the package; the command line and its JSON
 the other public interface.
 """
 
-from .autograde.grade import grade
-from .autograde.sandbox import Limits, SandboxUnavailable
-from .cli import main
-from .core.exercise import assign, make_exercise
-from .core.notebook import (ANSWER_PROMPT, Check, GradingError, PublicCheck, Question, RubricItem,
-                            load_questions, read_notebook)
-from .core.report import GradeReport, QuestionResult
+import importlib
+
+# Each public name and the submodule that defines it.  They are imported on first use, so
+# that the ``lecturelib`` command can say which extra is missing (``pip install
+# 'lecturelib[grading]'``) before anything needs it.
+_PUBLIC = {
+    "grade": ".autograde.grade",
+    "Limits": ".autograde.sandbox",
+    "SandboxUnavailable": ".autograde.sandbox",
+    "main": ".cli",
+    "assign": ".core.exercise",
+    "make_exercise": ".core.exercise",
+    "ANSWER_PROMPT": ".core.notebook",
+    "Check": ".core.notebook",
+    "GradingError": ".core.notebook",
+    "PublicCheck": ".core.notebook",
+    "Question": ".core.notebook",
+    "RubricItem": ".core.notebook",
+    "load_questions": ".core.notebook",
+    "read_notebook": ".core.notebook",
+    "GradeReport": ".core.report",
+    "QuestionResult": ".core.report",
+}
+
+
+def __getattr__(name: str):
+    if name not in _PUBLIC:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_PUBLIC])
+
 
 __all__ = [
     "ANSWER_PROMPT",
