@@ -68,6 +68,8 @@ PIECE_TOKENS = 200         # a longer piece is compared as folded LaTeX, never p
 ANSWER_PARSE_SECONDS = 1.0  # CPU seconds of SymPy per answer
 PARSE_MEMORY_MB = 1024
 PARSE_SECONDS = 120.0      # the whole question's child: past it every piece is compared as text
+READ_CACHE = 20_000        # pieces whose reading is kept between groupings (this process)
+_READ: dict[str, str | None] = {}
 
 # ------------------------------------------------------------------------- reading an answer
 
@@ -282,10 +284,10 @@ def _symbolic(piece: str):
 
 def canonical_forms(answers: list[list[str]]) -> dict[str, str]:
     """piece -> ``"=" + srepr`` of SymPy's normal form (:func:`sympy.cancel`) of the parsed
-    piece, for the pieces read in time: each answer's pieces are read within its own
-    :data:`ANSWER_PARSE_SECONDS` of CPU time (a piece another answer read is not read
-    again); one longer than :data:`PIECE_TOKENS` tokens, one that does not parse and those
-    left when the budget ran out have no entry.  Meant for a forked child
+    piece, or ``None`` when it does not parse, for the pieces read in time: each answer's
+    pieces are read within its own :data:`ANSWER_PARSE_SECONDS` of CPU time (a piece
+    another answer read is not read again); one longer than :data:`PIECE_TOKENS` tokens and
+    those left when the budget ran out have no entry.  Meant for a forked child
     (:func:`piece_keys`): it installs a SIGPROF handler."""
     signal.signal(signal.SIGPROF, _alarm)
     known: dict[str, str | None] = {}
@@ -305,7 +307,7 @@ def canonical_forms(answers: list[list[str]]) -> dict[str, str]:
             pass
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
-    return {p: k for p, k in known.items() if k is not None}
+    return known
 
 
 def pieces_to_read(readings: list[Reading], words: np.ndarray) -> list[list[str]]:
@@ -327,8 +329,7 @@ def piece_keys(readings: list[Reading], words: np.ndarray) -> list[list[str]]:
     in a forked child with :data:`PARSE_MEMORY_MB`) where :func:`pieces_to_read` asks for
     one and it was read in time, else ``"~"`` and the folded LaTeX.  Past
     :data:`PARSE_SECONDS`, or on any failure, every piece is compared as folded LaTeX."""
-    answers = pieces_to_read(readings, words)
-    symbolic: dict[str, str] = {}
+    answers = [[p for p in pieces if p not in _READ] for pieces in pieces_to_read(readings, words)]
     if any(answers):
         from sympy.parsing.latex import parse_latex
 
@@ -336,8 +337,10 @@ def piece_keys(readings: list[Reading], words: np.ndarray) -> list[list[str]]:
         found = run_in_budget(canonical_forms, answers, memory_mb=PARSE_MEMORY_MB,
                               timeout=PARSE_SECONDS)
         if isinstance(found, dict):
-            symbolic = found
-    return [[symbolic.get(p, "~" + p) for p in r.pieces] for r in readings]
+            if len(_READ) + len(found) > READ_CACHE:
+                _READ.clear()
+            _READ.update(found)
+    return [[_READ.get(p) or "~" + p for p in r.pieces] for r in readings]
 
 
 # ------------------------------------------------------------------------- grouping
