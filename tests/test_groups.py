@@ -124,10 +124,10 @@ def test_a_bridge_chains_no_right_group_to_a_wrong_one():
     right = "By Bayes the posterior mode is $\\hat q = \\frac{k+a-1}{n+a+b-2}$ as derived."
     wrong = "By Bayes the posterior mean is $\\hat q = \\frac{k+a}{n+a+b}$ as derived."
     bridge = "By Bayes the posterior mode is the posterior mean $\\hat q = \\frac{k+a-1}{$ as derived."
-    texts = [right, right + " ", wrong, wrong + " ", bridge]
+    texts = [bridge, right, right + " ", wrong, wrong + " "]
     labels = [root for root, _ in groups.group_answers(texts)]
-    assert labels[0] != labels[2]
-    assert not (labels[4] == labels[0] and labels[4] == labels[2])
+    assert labels[1] == labels[2] != labels[3] == labels[4]
+    assert not (labels[0] == labels[1] and labels[0] == labels[3])
 
 
 def test_identical_only_when_every_member_is():
@@ -199,7 +199,7 @@ def test_reading_an_answer_takes_linear_time():
     def seconds(n):
         text = ("\\[" * n) + ("$" * n) + ("](" * n) + ("`" * n) + ("$$x" * n)
         start = time.perf_counter()
-        groups.read_answer(text)
+        groups.normalise(text)
         return time.perf_counter() - start
     seconds(1000)
     small, large = min(seconds(4_000) for _ in range(3)), min(seconds(40_000) for _ in range(3))

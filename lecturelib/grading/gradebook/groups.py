@@ -381,7 +381,9 @@ def answer_distances(readings: list[Reading], keys: list[list[str]], words: np.n
     long = np.array([r.long for r in readings])
     same_steps = (step_id[:, None] == step_id[None, :]) & has_steps[:, None] & \
         (words <= STEPS_WORD_DISTANCE)
-    similar = ~has_steps[:, None] & ~has_steps[None, :] & (words <= WORD_DISTANCE)
+    has_words = np.array([bool(_WORD.search(r.words)) for r in readings])
+    similar = ~has_steps[:, None] & ~has_steps[None, :] & has_words[:, None] & has_words[None, :] & \
+        (words <= WORD_DISTANCE)
     close = (same_steps | similar) & ~blank[:, None] & ~blank[None, :] & ~long[:, None] & ~long[None, :]
     distance = np.where(close, 0.01 + 0.98 * words, FAR)
     distance[text_id[:, None] == text_id[None, :]] = 0.0
