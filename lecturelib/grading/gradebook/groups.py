@@ -472,7 +472,8 @@ def groups(db, assignment: str, qid: str, *, recompute: bool = False) -> list[di
     """The groups of ``qid``'s answers, made the first time (or with ``recompute``):
     ``[{"group", "method", "how", "identical", "students", "graded", "pending"}]``, largest
     first.  ``how`` maps each member to the way it joined; ``identical`` says whether every
-    member is the same as the first after folding (:func:`normalise`).  An answer that
+    member is the same as the first after folding (:func:`normalise`; a split or a merge
+    makes no group identical).  An answer that
     changed since grouping, or a new one, is in a group of its own (``"alone"``)."""
     create_table(db)
     answers = _answers(db, assignment, qid)
@@ -498,7 +499,7 @@ def groups(db, assignment: str, qid: str, *, recompute: bool = False) -> list[di
         students = sorted(how)
         out.append({"group": number, "method": group_method([how[s] for s in students]),
                     "how": {s: how[s] for s in students},
-                    "identical": len({normalise(answers[s]) for s in students}) == 1,
+                    "identical": len(students) == 1 or all(how[s] in (IDENTICAL, BLANK) for s in students),
                     "students": students, "graded": sum(s not in pending for s in students),
                     "pending": sum(s in pending for s in students)})
     return sorted(out, key=lambda g: (-len(g["students"]), g["group"]))
