@@ -32,7 +32,7 @@
       const number = Number(section.dataset.group);
       const splitForm = section.querySelector(":scope > .columns > div > form.split-form");
       const gradeForm = section.querySelector(":scope > .columns > form.group-grade");
-      const boxes = splitForm.querySelectorAll(':scope > ol > li > p.meta > label > input[name="split"]');
+      const boxes = splitForm.querySelectorAll(':scope > ul > li > p.meta > label > input[name="split"]');
       const members = {}, versions = {};
       boxes.forEach(function (c) { members[c.value] = c.dataset.sha; versions[c.value] = Number(c.dataset.version); });
       function grading() {
