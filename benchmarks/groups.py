@@ -258,14 +258,34 @@ def actions(labels, kinds) -> dict[str, float]:
     return {"every member shown": shown / len(labels), "walk through": walk / len(labels)}
 
 
-def measure(name: str, question: dict, n: int, seed: int) -> dict:
+def grouping_of(commit: str):
+    """``lecturelib.grading.gradebook.groups`` as it was at ``commit`` (``git show``), loaded
+    as a module of its own next to today's package, to measure the grouping before."""
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    source = subprocess.run(["git", "show", f"{commit}:lecturelib/grading/gradebook/groups.py"],
+                            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "groups_before.py"
+    path.write_text(source.replace("from ..", "from lecturelib.grading.")
+                    .replace("from . import", "from lecturelib.grading.gradebook import"))
+    spec = importlib.util.spec_from_file_location("groups_before", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def measure(name: str, question: dict, n: int, seed: int, grouping=None) -> dict:
     from sklearn.metrics import adjusted_rand_score
 
     from lecturelib.grading.gradebook import groups
-    from lecturelib.grading.gradebook.groups import group_answers
 
+    grouping = grouping or groups
+    group_answers = grouping.group_answers
     texts, kinds = make_class(question, n, seed)
-    groups._READ.clear()  # nothing read by an earlier question or run
+    getattr(grouping, "_READ", {}).clear()  # nothing read by an earlier question or run
     before = cpu_seconds()
     start = time.perf_counter()
     labels = [root for root, _ in group_answers(texts)]
@@ -306,7 +326,7 @@ def meets(row: dict) -> bool:
             and row["seconds"] < TARGETS["seconds"])
 
 
-def report(rows: list[dict], setup: dict | None = None) -> str:
+def report(rows: list[dict], setup: dict | None = None, before: list[dict] | None = None) -> str:
     setup = setup or {}
     lines = ["## Answer groups", "",
              f"A class written for the benchmark (`python benchmarks/groups.py`): {rows[0]['answers']} "
@@ -330,12 +350,19 @@ def report(rows: list[dict], setup: dict | None = None) -> str:
                      f"{r['groups per answer']:.3f} | {r['seconds']:.1f} | {r['cpu seconds']:.1f} | "
                      f"{a['every member shown']:.3f} | {a['walk through']:.3f} | "
                      f"{'yes' if meets(r) else 'NO'} |")
-    lines += ["", "Actions are counted as `actions` in the script says: with every member shown, "
+    lines += ["", "Actions are counted as `actions` in the script counts them: with every member shown, "
               "one per group plus a split and a grade for each further kind a group holds; "
               "walking through, one to choose the group's rubric items, one key per answer "
               "(confirm or set apart) and one grade per answer set apart. Within a kind every "
               "wording writes the same steps, save one wording that adds a harmless line: it "
               "forms groups of its own, since a group joins only answers whose steps agree.", ""]
+    if before:
+        lines += [f"The grouping of commit `{setup.get('before')}` (before issue 49) on the same "
+                  "class, in the same run: " + "; ".join(
+                      f"{r['question']}: purity {r['purity']:.3f}, ARI {r['ari']:.3f}, "
+                      f"{r['groups per answer']:.3f} groups per answer, {r['seconds']:.1f} s"
+                      for r in before) + " (its parse had one budget of 60 s for the "
+                  "whole question: past it, every formula counted as unread).", ""]
     return "\n".join(lines)
 
 
@@ -357,15 +384,22 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=str(HERE / "groups.json"))
     parser.add_argument("--markdown", default=str(HERE / "GRADING.md"))
+    parser.add_argument("--before", metavar="COMMIT",
+                        help="also measure the grouping of this commit (e.g. 1d4f219)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     start_load = os.getloadavg()[0]
-    setup = {"warm-up seconds": warm_up()}
+    setup = {"warm-up seconds": warm_up(), "before": args.before}
     rows = [measure(name, q, args.answers, args.seed + i) for i, (name, q) in enumerate(QUESTIONS.items())]
+    before = []
+    if args.before:
+        old = grouping_of(args.before)
+        before = [measure(name, q, args.answers, args.seed + i, old)
+                  for i, (name, q) in enumerate(QUESTIONS.items())]
     setup["load"] = [round(start_load, 1), round(os.getloadavg()[0], 1)]
-    Path(args.json).write_text(json.dumps({"targets": TARGETS, "setup": setup, "questions": rows},
-                                          indent=2) + "\n")
-    write_section(Path(args.markdown), report(rows, setup))
+    Path(args.json).write_text(json.dumps({"targets": TARGETS, "setup": setup, "questions": rows,
+                                           "before": before}, indent=2) + "\n")
+    write_section(Path(args.markdown), report(rows, setup, before))
     for r in rows:
         print(f"{r['question']}: purity {r['purity']:.3f}, ARI {r['ari']:.3f}, "
               f"{r['groups per answer']:.3f} groups per answer, {r['seconds']:.1f} s, "
