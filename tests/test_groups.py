@@ -111,10 +111,11 @@ def test_the_final_expression_alone_joins_nothing():
     texts = [DERIVATION, DERIVATION.replace("gives", "yields"), LIKELIHOOD,
              LIKELIHOOD.replace("gives", "yields"),
              "Bananas are yellow, so $\\hat q = \\lambda/m$.",
-             "I do not know. [see here](https://example.org/$\\hat q = \\lambda/m$)"]
+             "I do not know. [see here](https://example.org/$\\hat q = \\lambda/m$)",
+             "$\\hat q = \\lambda/m$"]
     labels = [root for root, _ in groups.group_answers(texts)]
     assert labels[0] == labels[1] and labels[2] == labels[3]
-    assert len({labels[0], labels[2], labels[4], labels[5]}) == 4
+    assert len({labels[0], labels[2], labels[4], labels[5], labels[6]}) == 5
     assert groups.read_answer(texts[5]).pieces == []  # the address is not math on the page
 
 
@@ -128,6 +129,23 @@ def test_a_bridge_chains_no_right_group_to_a_wrong_one():
     labels = [root for root, _ in groups.group_answers(texts)]
     assert labels[1] == labels[2] != labels[3] == labels[4]
     assert not (labels[0] == labels[1] and labels[0] == labels[3])
+
+
+def test_every_member_is_close_to_every_other():
+    """Complete linkage, checked pair by pair on the benchmark's class of set 1: within a
+    group every distance is below the joining threshold, and no group holds two kinds."""
+    spec = importlib.util.spec_from_file_location("bench_groups", ROOT / "benchmarks" / "groups.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    texts, kinds = bench.make_class(bench.MAP, 48, seed=3)
+    readings = [groups.read_answer(t) for t in texts]
+    words = groups.word_distances([r.words for r in readings])
+    distance = groups.answer_distances(readings, groups.piece_keys(readings, words), words)
+    labels = [root for root, _ in groups.group_answers(texts)]
+    for i in range(len(texts)):
+        for j in range(len(texts)):
+            if labels[i] == labels[j]:
+                assert distance[i, j] < 1.0 and kinds[i] == kinds[j], (i, j)
 
 
 def test_identical_only_when_every_member_is():

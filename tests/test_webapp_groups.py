@@ -209,3 +209,19 @@ def test_a_page_of_slow_answers_has_one_rendering_budget(tmp_path, monkeypatch):
     finally:
         server.ctx.renderer.close()
         server.close()
+
+
+def test_a_hostile_answer_is_escaped_on_the_groups_page(tmp_path):
+    """An answer's script, its markup in what differs from the first, and a name: all text."""
+    pwn = "<script>window.__pwned = 1</script><img src=x onerror=alert(1)>"
+    path = tmp_path / "gradebook.sqlite"
+    with Gradebook(path) as book:
+        record(book, "h", {"a": f"By Bayes {pwn} the posterior mode is $\\hat q = 1$.",
+                           "b": f"By Bayes {pwn} the posterior mode is $\\hat q = 1$ <b>indeed</b>."})
+    server = Server(path)
+    try:
+        status, text, _ = request(server, "GET", "/groups/h/q4", headers={"Cookie": session_cookie(server)},
+                                  timeout=60)
+        assert status == 200 and "<script>window" not in text and "<img" not in text and "<b>" not in text
+    finally:
+        server.close()
