@@ -39,7 +39,9 @@ def add_review_commands(gsub, default_gradebook: str) -> None:
                    help="move this student's answer to a new group (repeat for several)")
     g.add_argument("--merge", action="append", type=int, metavar="GROUP",
                    help="merge these groups into the first named (repeat: at least two)")
-    g.add_argument("--grade", type=int, metavar="GROUP", help="grade every answer of this group")
+    g.add_argument("--grade", type=int, metavar="GROUP",
+                   help="grade every answer of this group (only a group whose answers are the "
+                        "same after folding spacing, case and notation; grade others in the app)")
     g.add_argument("--items", default="", help="with --grade: the rubric items that apply, "
                                                "comma-separated (none: an empty list)")
     g.add_argument("--grader", help="with --grade: your name, recorded in the audit")
@@ -142,6 +144,10 @@ def _groups(args, book) -> int:
         number = groups.merge(book.db, args.assignment, args.question, args.merge)
         print(f"merged into group {number}", file=sys.stderr)
     elif args.grade is not None:
+        chosen = [g for g in result if g["group"] == args.grade]
+        refusal = groups.why_not_at_once(chosen[0]) if chosen else ""
+        if refusal:  # nobody has seen its members: the app shows them all
+            raise GradingError(refusal)
         items = [i for i in args.items.split(",") if i]
         states = groups.grade_group(book.db, args.assignment, args.question, args.grade,
                                     who=args.grader, applied=items, comment=args.comment)

@@ -58,6 +58,7 @@ from ..core.submissions import feedback_folder
 from ..gradebook import allocation, groups, manual, regrades
 from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
+from .groups_page import current_groups, page_groups
 from .render import BudgetedRenderer
 
 HERE = Path(__file__).resolve().parent
@@ -298,28 +299,18 @@ def answer_sha_of(db, assignment: str, student: str, qid: str) -> str:
 
 class Groups(Base):
     """The answers of a written question grouped by what they say (:mod:`..gradebook.groups`):
-    each group with its first answer, its members (each opens its own page), a form that
-    grades the whole group, and splits and merges."""
+    every member of every group shown, a form that grades the whole group, a walk through
+    its members one key each, splits and merges (:mod:`.groups_page`: made off the event
+    loop, rendered within one budget for the page)."""
 
     async def get(self, assignment, qid):
         assignment = self.assignment(assignment)
         question = self.question(assignment, qid)
         if question["kind"] != "written":
             raise tornado.web.HTTPError(404, reason="Only written answers are grouped")
-        db = self.ctx.book.db
-        order = self.ctx.order(assignment, qid)
-        position = {s: i + 1 for i, (_, s, _) in enumerate(order)}
-        labels = {s: label for _, s, label in order}
-        shown = []
-        for g in groups.groups(db, assignment, qid):
-            members = sorted(g["students"], key=position.get)
-            states = {s: manual.grade_state(db, assignment, s, qid) for s in members}
-            shown.append({**g, "html": (await self.ctx.renderer.render(states[members[0]]["answer"]))[0],
-                          "students": [{"sid": self.ctx.sid(s), "label": labels[s], "position": position[s],
-                                        "sha": manual.answer_sha(states[s]["answer"]),
-                                        "version": states[s]["version"]} for s in members]})
+        shown = await page_groups(self.ctx, assignment, question["id"])
         self.page("groups.html", assignment=assignment, question=question, groups=shown,
-                  items=manual.rubric(db, assignment, qid))
+                  items=manual.rubric(self.ctx.book.db, assignment, question["id"]))
 
 
 class NextUngraded(Base):
@@ -536,15 +527,15 @@ class GroupsApi(Api):
     """Grade a group, split answers off, or merge groups.  A change names the members the
     page showed with their answers' hashes: a group that changed since is a conflict (409)."""
 
-    def post(self):
+    async def post(self):
         data = self.body()
         assignment = self.assignment(str(data.get("assignment")))
         qid = self.question(assignment, data.get("question"))["id"]
         db = self.ctx.book.db
         by_sid = {self.ctx.sid(s): s for s in manual.students(db, assignment)}
         action = data.get("action")
-        try:
-            current = {g["group"]: g["students"] for g in groups.groups(db, assignment, qid)}
+        try:  # made off the event loop if they were never made
+            current = await current_groups(self.ctx, assignment, qid)
         except GradingError as exc:
             raise tornado.web.HTTPError(400, reason=str(exc)[:200]) from None
         if action == "grade":
@@ -726,7 +717,7 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/api/double-mark", DoubleMarkApi, a),
         (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
-        (r"/static/(app\.js|app\.css|mathjax-config\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),
+        (r"/static/(app\.js|app\.css|mathjax-config\.js|groups\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),
         (r"/(.*)", NotFound, a),
     ], xsrf_cookies=True, xsrf_cookie_kwargs={"samesite": "Strict"}, compress_response=True,
         static_path=None, serve_traceback=False)

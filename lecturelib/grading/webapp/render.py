@@ -37,6 +37,7 @@ import ipaddress
 import multiprocessing
 import re
 import threading
+import time
 from urllib.parse import unquote
 
 import nh3
@@ -243,6 +244,7 @@ class BudgetedRenderer:
         self._lock = threading.RLock()
         self._process = self._conn = None
         self._closed = False
+        self._is_ready, self._spawned = False, 0.0
 
     def start(self) -> None:
         """Start the worker now (in the background), so that the first page is fast."""
@@ -252,23 +254,34 @@ class BudgetedRenderer:
         with self._lock:
             return self._started()
 
-    def _started(self) -> bool:
-        if self._process is not None and self._process.is_alive():
+    def _started(self, wait: float | None = None) -> bool:
+        """Whether the worker is ready, starting one if there is none; waits at most
+        ``wait`` seconds (default :attr:`STARTUP`) for a new worker.  A worker not ready
+        within ``wait`` but still within :attr:`STARTUP` is left starting, for the next
+        rendering."""
+        if self._process is not None and self._process.is_alive() and self._is_ready:
             return True
         if self._closed:
             return False
-        context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_worker, args=(child, self.work), daemon=True,
-                                        name="lecturelib-render")
-        self._process.start()
-        child.close()
+        if self._process is None or not self._process.is_alive():
+            self.stop()
+            context = multiprocessing.get_context("spawn")
+            self._conn, child = context.Pipe()
+            self._process = context.Process(target=_worker, args=(child, self.work), daemon=True,
+                                            name="lecturelib-render")
+            self._process.start()
+            child.close()
+            self._is_ready, self._spawned = False, time.monotonic()
+        left = self.STARTUP - (time.monotonic() - self._spawned)
         try:
-            if self._conn.poll(self.STARTUP) and self._conn.recv() == "ready":
+            if self._conn.poll(max(0.0, min(left, self.STARTUP if wait is None else wait))) \
+                    and self._conn.recv() == "ready":
+                self._is_ready = True
                 return True
         except (EOFError, OSError):
             pass
-        self.stop()
+        if time.monotonic() - self._spawned >= self.STARTUP or not self._process.is_alive():
+            self.stop()
         return False
 
     def close(self) -> None:
@@ -285,22 +298,37 @@ class BudgetedRenderer:
                 self._process.join(5)
                 self._conn.close()
             self._process = self._conn = None
+            self._is_ready = False
 
-    def render_blocking(self, text: str) -> tuple[str, str]:
+    def render_blocking(self, text: str, budget: float | None = None) -> tuple[str, str]:
+        """The rendering of ``text`` within ``budget`` seconds (default :attr:`budget`),
+        waiting for a starting worker included; past it, plain text."""
+        budget = self.budget if budget is None else min(budget, self.budget)
+        deadline = time.monotonic() + budget
         text, notes = _bounded(text)
-        with self._lock:
+        if budget <= 0:
+            notes.append("the page's rendering budget was spent: shown as plain text")
+            return plain_text(text, notes)
+        if not self._lock.acquire(timeout=budget):  # another rendering holds the worker
+            notes.append(f"rendering took longer than {budget:g} s: shown as plain text")
+            return plain_text(text, notes)
+        try:
+            if not self._started(wait=max(0.0, deadline - time.monotonic())):
+                notes.append("the rendering process was not ready in time: shown as plain text")
+                return plain_text(text, notes)
             try:
-                if self._started():
-                    self._conn.send(text)
-                    if self._conn.poll(self.budget):
-                        html_, note = self._conn.recv()
-                        return html_, "; ".join(notes + [note] if note else notes)
+                self._conn.send(text)
+                if self._conn.poll(max(0.0, deadline - time.monotonic())):
+                    html_, note = self._conn.recv()
+                    return html_, "; ".join(notes + [note] if note else notes)
             except (EOFError, OSError):
                 pass
-            self.stop()
-        self.start()  # a new worker for the next answer, in the background
-        notes.append(f"rendering took longer than {self.budget:g} s: shown as plain text")
+            self.stop()  # busy past the budget: killed, a new one started for the next answer
+        finally:
+            self._lock.release()
+        self.start()
+        notes.append(f"rendering took longer than {budget:g} s: shown as plain text")
         return plain_text(text, notes)
 
-    async def render(self, text: str) -> tuple[str, str]:
-        return await asyncio.get_running_loop().run_in_executor(None, self.render_blocking, text)
+    async def render(self, text: str, budget: float | None = None) -> tuple[str, str]:
+        return await asyncio.get_running_loop().run_in_executor(None, self.render_blocking, text, budget)

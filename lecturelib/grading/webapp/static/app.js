@@ -60,7 +60,11 @@
   });
 
   const groupsElement = main.querySelector(':scope > script#groups-state[type="application/json"]');
-  if (groupsElement) { groupsPage(JSON.parse(groupsElement.textContent)); return; }
+  if (groupsElement) {  // the answer groups page: static/groups.js, which that page loads
+    document.dispatchEvent(new CustomEvent("lecturelib:groups", {detail: {post: post, main: main,
+      where: JSON.parse(groupsElement.textContent)}}));
+    return;
+  }
 
   const stateElement = main.querySelector(':scope > script#state[type="application/json"]');
   if (!stateElement) return;
@@ -394,56 +398,6 @@
       if (tag === "INPUT" || tag === "TEXTAREA" || e.ctrlKey || e.metaKey || e.altKey) return;
       if (links[e.key]) guard.go(links[e.key].href);
       else if (/^[1-9]$/.test(e.key) && items[Number(e.key) - 1]) { e.preventDefault(); flip(items[Number(e.key) - 1]); }
-    });
-  }
-
-  // the answer groups of a question: grade a group, split answers off, merge groups; every
-  // change reloads the page, which shows the groups as they now are
-  function groupsPage(where) {
-    const status = main.querySelector(":scope > #status");
-    const conflict = main.querySelector(":scope > #conflict");
-    async function change(body, what) {
-      const reply = await post("/api/groups", Object.assign({assignment: where.assignment, question: where.question}, body));
-      if (reply.status === 200) { status.textContent = "Saved: " + what + "."; window.location.reload(); return; }
-      conflict.hidden = false;
-      conflict.textContent = reply.status === 409 && reply.data.conflict === "graded"
-        ? "Conflict: someone graded an answer of this group since this page was opened. Nothing was saved; reload the page to see the grades."
-        : reply.status === 409
-        ? "Conflict: the group changed since this page was opened (an answer handed in again, a split or a merge). Nothing was saved; reload the page."
-        : "Not saved: " + (reply.data.error || ("error " + reply.status));
-    }
-    main.querySelectorAll(":scope > section.group").forEach(function (section) {
-      const number = Number(section.dataset.group);
-      const splitForm = section.querySelector(":scope > .columns > div > form.split-form");
-      const gradeForm = section.querySelector(":scope > .columns > form.group-grade");
-      const members = {}, versions = {};
-      splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) {
-        members[c.value] = c.dataset.sha;
-        versions[c.value] = Number(c.dataset.version);
-      });
-      gradeForm.addEventListener("submit", function (e) {
-        e.preventDefault();
-        const applied = [];
-        gradeForm.querySelectorAll(':scope > fieldset > label > input[name="item"]').forEach(function (c) { if (c.checked) applied.push(c.value); });
-        change({action: "grade", group: number, members: members, versions: versions, applied: applied,
-                comment: gradeForm.elements.namedItem("comment").value,
-                adjustment: Number(gradeForm.elements.namedItem("adjustment").value || 0),
-                adjustment_reason: gradeForm.elements.namedItem("adjustment_reason").value},
-               "group " + number + " graded");
-      });
-      splitForm.addEventListener("submit", function (e) {
-        e.preventDefault();
-        const sids = [];
-        splitForm.querySelectorAll(':scope > ul > li > label > input[name="split"]').forEach(function (c) { if (c.checked) sids.push(c.value); });
-        change({action: "split", sids: sids}, "answers split off");
-      });
-    });
-    const mergeForm = main.querySelector(":scope > form#merge-form");
-    mergeForm.addEventListener("submit", function (e) {
-      e.preventDefault();
-      const numbers = [];
-      main.querySelectorAll(":scope > section.group > label.pick > input.merge").forEach(function (c) { if (c.checked) numbers.push(Number(c.value)); });
-      change({action: "merge", groups: numbers}, "groups merged");
     });
   }
 })();
