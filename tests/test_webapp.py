@@ -31,6 +31,7 @@ import pytest
 
 from lecturelib import grading
 from lecturelib.grading.gradebook import allocation, manual
+from lecturelib.grading.gradebook import staff as staff_module
 from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code, written_answer_note
 from lecturelib.grading.core.report import GradeReport, QuestionResult
@@ -89,12 +90,23 @@ def gradebook(tmp_path_factory):
     return path
 
 
-class Server:
-    """The app on a thread of its own (its own asyncio loop), as the command runs it."""
+# the sign-in links' secrets the tests made, by gradebook file: {path: {name: secret}}
+LINKS: dict[str, dict[str, str]] = {}
+TEAM = {"Ines Ward": "instructor", "ta_anna": "ta", "ta_ben": "ta"}  # the module server's staff
 
-    def __init__(self, gradebook, anonymous=False, **options):
+
+class Server:
+    """The app on a thread of its own (its own asyncio loop), as the command runs it.
+    ``staff`` (name -> role) are added to the gradebook first; with staff, ``url`` is the
+    first instructor's personal link, else the single-token address."""
+
+    def __init__(self, gradebook, anonymous=False, staff=None, **options):
         from lecturelib.grading.webapp import start
 
+        self.path = Path(gradebook)
+        self.links = LINKS.setdefault(str(self.path.resolve()), {})
+        for name, role in (staff or {}).items():
+            self.secret(name, role)
         ready = threading.Event()
 
         def run():
@@ -112,8 +124,25 @@ class Server:
         self.thread.start()
         assert ready.wait(30)
         parts = urllib.parse.urlsplit(self.url)
-        self.base, self.host, self.port = f"http://{parts.netloc}", parts.hostname, parts.port
-        self.token = urllib.parse.parse_qs(parts.query)["token"][0]
+        self.base, self.host, self.port = f"{parts.scheme}://{parts.netloc}", parts.hostname, parts.port
+        if "?token=" not in self.url:  # staff: the first instructor signs in
+            with Gradebook(self.path) as book:
+                first = next(p["name"] for p in staff_module.members(book.db) if p["role"] == "instructor")
+            self.url = self.link(first)
+        self.token = urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query)["token"][0]
+
+    def secret(self, name: str, role: str = "ta") -> str:
+        """The secret of ``name``'s link: added to the staff with ``role`` if not on it, a
+        new link if on it with a secret the tests do not know (a copied gradebook)."""
+        if name not in self.links:
+            with Gradebook(self.path) as book:
+                known = {p["name"] for p in staff_module.members(book.db)}
+                self.links[name] = (staff_module.new_link(book.db, name) if name in known
+                                    else staff_module.add(book.db, name, role))
+        return self.links[name]
+
+    def link(self, name: str, role: str = "ta") -> str:
+        return f"{self.base}/?token={self.secret(name, role)}"
 
     def close(self):
         self.loop.call_soon_threadsafe(self.stop.set)
@@ -122,9 +151,18 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(gradebook):
-    s = Server(gradebook)
+    s = Server(gradebook, staff=TEAM)
     yield s
     s.close()
+
+
+def solo_copy(gradebook, path):
+    """A copy of ``gradebook`` without its staff: the single-token mode."""
+    shutil.copy(gradebook, path)
+    with Gradebook(path) as book, book.db:
+        staff_module.create_table(book.db)
+        book.db.execute("DELETE FROM staff")
+    return path
 
 
 def request(server, method, path, body=None, headers=None, host=None, timeout=10):
@@ -135,10 +173,16 @@ def request(server, method, path, body=None, headers=None, host=None, timeout=10
     return response.status, response.read().decode(errors="replace"), response
 
 
+def sign_in(server, secret=None) -> tuple[str, str]:
+    """Open a sign-in link (the server's ``url`` by default): the session cookie it sets
+    (its value, not the secret) and the change key it hands the page."""
+    _, _, response = request(server, "GET", "/?token=" + (secret or server.token))
+    cookie = next(c for c in response.headers.get_all("Set-Cookie") if c.startswith("lecturelib_token="))
+    return cookie.split(";")[0], response.getheader("Location").partition("#key=")[2]
+
+
 def session_cookie(server) -> str:
-    """The cookie the printed address sets (its value, not the token)."""
-    _, _, response = request(server, "GET", "/?token=" + server.token)
-    return response.getheader("Set-Cookie").split(";")[0]
+    return sign_in(server)[0]
 
 
 # ------------------------------------------------------------------------ HTTP, no browser
@@ -156,8 +200,7 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
     from lecturelib.grading.gradebook import regrades
     from lecturelib.grading.gradebook.analysis import analyze
 
-    path = tmp_path / "gradebook.sqlite"
-    shutil.copy(gradebook, path)
+    path = solo_copy(gradebook, tmp_path / "gradebook.sqlite")
     with Gradebook(path) as book:
         regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right",
                          who="Instructor")
@@ -191,10 +234,11 @@ def test_requests_without_the_token_are_refused(server):
     status, _, _ = request(server, "GET", "/?token=" + "x" * len(server.token))
     assert status == 403
     status, _, response = request(server, "GET", "/?token=" + server.token)
-    assert status == 302 and response.getheader("Location") == f"/#key={server.ctx.change_key}"
-    cookie = response.getheader("Set-Cookie")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    assert server.token not in cookie and server.ctx.change_key not in cookie
+    key = response.getheader("Location").partition("#key=")[2]
+    assert status == 302 and response.getheader("Location") == f"/#key={key}" and len(key) >= 40
+    cookie = next(c for c in response.headers.get_all("Set-Cookie") if c.startswith("lecturelib_token="))
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie  # plain HTTP
+    assert server.token not in cookie and key not in cookie
     status, _, _ = request(server, "GET", "/", headers={"Cookie": session_cookie(server)})
     assert status == 200
     # the token is not a cookie's value
@@ -209,11 +253,12 @@ def test_requests_without_the_token_are_refused(server):
 XSRF = "2|00000000|0123456789abcdef0123456789abcdef|1700000000"  # Tornado's format, mask 0
 
 
-def api_headers(server) -> dict:
+def api_headers(server, secret=None) -> dict:
     """Everything a change needs: the session cookie, the XSRF token, the app's own Origin
-    and the change key."""
-    return {"Cookie": f"{session_cookie(server)}; _xsrf={XSRF}", "Content-Type": "application/json",
-            "X-XSRFToken": XSRF, "Origin": server.base, "X-Lecturelib-Key": server.ctx.change_key}
+    and the change key (of the server's ``url``, or of the link with ``secret``)."""
+    cookie, key = sign_in(server, secret)
+    return {"Cookie": f"{cookie}; _xsrf={XSRF}", "Content-Type": "application/json",
+            "X-XSRFToken": XSRF, "Origin": server.base, "X-Lecturelib-Key": key}
 
 
 def test_state_changes_need_the_origin_the_xsrf_token_and_the_change_key(server, gradebook):
@@ -234,7 +279,7 @@ def test_state_changes_need_the_origin_the_xsrf_token_and_the_change_key(server,
     for headers in refused:
         status, _, _ = request(server, "POST", "/api/grade", body, headers)
         assert status == 403, headers
-    status, text, _ = request(server, "POST", "/grader", json.dumps({"grader": "mallory"}),
+    status, text, _ = request(server, "POST", "/api/rubric", json.dumps({"assignment": "toy"}),
                               without("X-Lecturelib-Key"))
     assert status == 403 and "change key" in text
     with Gradebook(gradebook) as book:  # nothing was written by any of them
@@ -278,11 +323,12 @@ class Watch:
             self.problems.append(f"console: {message.text}")
 
 
-def grader(browser, server, name):
+def grader(browser, server, name, role="ta"):
+    """A browser context signed in with ``name``'s personal link (on the staff as ``role``)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{server.url}&grader={name}")
+    page.goto(server.link(urllib.parse.unquote(name), role))
     return context, page, watch
 
 
@@ -762,7 +808,7 @@ def r3_page(browser, round3):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{round3.url}&grader=ta_rita")
+    page.goto(round3.link("ta_rita"))
     yield page, watch
     context.close()
 
@@ -870,13 +916,14 @@ def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
 
 
 @pytest.mark.full  # a second interpreter starting lecturelib: seconds on a loaded machine
-def test_the_command_serves_the_app(gradebook):
+def test_the_command_serves_the_app(gradebook, tmp_path):
     """``lecturelib gradebook serve`` as the README spells it: the address it prints opens the
     app (the command had lost the app's package in issue 41's move)."""
     import subprocess
 
     proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "lecturelib"), "gradebook", "serve",
-                             "--gradebook", str(gradebook)], stdout=subprocess.PIPE,
+                             "--gradebook", str(solo_copy(gradebook, tmp_path / "solo.sqlite"))],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         lines = [proc.stdout.readline() for _ in range(2)]
@@ -890,18 +937,6 @@ def test_the_command_serves_the_app(gradebook):
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-@pytest.mark.browser
-def test_the_graders_name_is_saved_with_the_change_key(r3_page, round3):
-    """The start page's name form is a change like any other: sent with the change key."""
-    page, watch = r3_page
-    page.goto(round3.base + "/")
-    page.fill("#grader", "ta_zoe")
-    with page.expect_navigation():
-        page.click("form.grader-name button[type=submit]")
-    assert "Grading as ta_zoe" in page.locator("header.top").text_content()
-    assert not watch.problems, watch.problems
 
 
 # ------------------------------------------------------------------------ round four (issue 43)
@@ -949,7 +984,8 @@ def round4(tmp_path_factory):
             reference = dataclasses.replace(REFERENCE, exercise_ids=ours)
             rows = score_questions(QUESTIONS, _run([1.0, 1.0]), reference, nb)
             book.record(student, "1", GradeReport(f"{student}.ipynb", "r4", rows, []))
-    server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"])
+    server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"],
+                    staff={"Ines Ward": "instructor", "Ann Lee": "ta", "Bo Chen": "ta"})
     server.path, server.order = path, fair_order(path, "r4", "q4", ROSTER)
     server.roster, server.pristine = read_roster(roster_file), folder / "pristine.sqlite"
     shutil.copy(path, server.pristine)  # before any test grades: each of Ann Lee's answers pending
@@ -963,7 +999,7 @@ def ann_lee_page(browser, server):
                                   timezone_id="Pacific/Auckland")
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{server.url}&grader=" + urllib.parse.quote("Ann Lee"))
+    page.goto(server.link("Ann Lee"))
     return context, page, watch
 
 
@@ -1001,35 +1037,23 @@ def test_display_math_inside_a_paragraph_is_typeset_as_display(r4_page, round4):
 
 
 @pytest.mark.browser
-def test_a_name_with_spaces_and_accents_is_set_on_the_start_page(browser, round4):
-    """Item 2: the start page sets "Zoë van Dijk", every change is recorded under it, and a
-    name that is not one is refused with the rule."""
-    context = browser.new_context()
+def test_a_name_with_spaces_and_accents_comes_from_the_link(browser, round4):
+    """Issue 50: the name every change is recorded under is the one of the personal link
+    ("Zoë van Dijk", added by the instructor), never typed: the start page has no name form."""
+    context, page, watch = grader(browser, round4, "Zoë van Dijk")
     try:
-        page = context.new_page()
-        watch = Watch(page)
-        page.goto(round4.url)
-        assert "Grading as grader" in page.locator("header.top").text_content()
-        page.fill("#grader", "<b>Mallory</b>")
-        page.click("form.grader-name button[type=submit]")
-        page.wait_for_function("() => document.querySelector('form.grader-name output').textContent !== ''")
-        assert "letters" in page.locator("form.grader-name output").text_content()
-        page.fill("#grader", "Zoë van Dijk")
-        with page.expect_navigation():
-            page.click("form.grader-name button[type=submit]")
-        assert "Grading as Zoë van Dijk" in page.locator("header.top").text_content()
+        assert "Signed in as Zoë van Dijk (teaching assistant)" in page.locator("header.top").text_content()
+        assert page.locator("form.grader-name").count() == 0 and page.locator("#grader").count() == 0
         open_r4(page, round4, "1006")
         page.keyboard.press("2")
         page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
         assert "Zoë van Dijk" in page.locator("#graded-by").text_content()
         page.goto(f"{round4.base}/audit/r4")
         assert "Zoë van Dijk" in page.locator("table.audit").text_content()
         with Gradebook(round4.path) as book:
             assert manual.audit_log(book.db, "r4")[-1]["who"] == "Zoë van Dijk"
         assert not watch.problems, watch.problems
-        # the printed address with a name given: spaces and accents too, no error
-        page.goto(f"{round4.url}&grader=" + urllib.parse.quote("Łucja Nowak-Ó'Brien"))
-        assert "Grading as Łucja Nowak-Ó'Brien" in page.locator("header.top").text_content()
     finally:
         context.close()
 
@@ -1398,7 +1422,7 @@ def test_leaving_with_unsaved_text_asks_first(browser, round4):
         page = context.new_page()
         asked = []
         page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
-        page.goto(f"{round4.url}&grader=ta_ann")
+        page.goto(round4.link("ta_ann"))
         open_r4(page, round4, "1006")
         page.click("#comment")
         page.keyboard.type("Half a thought")
@@ -1444,10 +1468,10 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
             page.click("#regrade-queue a")
         typeset(page)
         assert page.locator("section.regrade blockquote").text_content() == "I <b>did</b> show the second step."
-        assert "another grader resolves it" in page.locator("section.regrade").text_content()
+        assert "an instructor decides it" in page.locator("section.regrade").text_content()  # a TA
         assert page.locator("#regrade-form").count() == 0
         context.close()
-        context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
+        context, page, watch = grader(browser, server, "Ines Ward", "instructor")
         answer = f"{server.base}/grade/r4/q4/{round4.order.index('1003') + 1}"
         page.goto(answer)
         typeset(page)
@@ -1468,7 +1492,6 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         with Gradebook(round4.path) as book:  # a change with no items named changes nothing
             current = manual.grade_state(book.db, "r4", "1003", "q4")
         headers = api_headers(server)
-        headers["Cookie"] += "; lecturelib_grader=Bo%20Chen"
         status, text, _ = request(server, "POST", "/api/regrade", json.dumps(dict(
             assignment="r4", question="q4", sid=server.ctx.sid("1003"), version=current["version"],
             answer_sha=manual.answer_sha(current["answer"]), request=number, outcome="change",
@@ -1573,7 +1596,7 @@ def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path)
         page = context.new_page()
         asked = []
         page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
-        page.goto(f"{server.url}&grader=" + urllib.parse.quote("Bo Chen"))
+        page.goto(server.link("Bo Chen"))
         where = f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}"
         page.goto(where)
         typeset(page)
@@ -1593,4 +1616,213 @@ def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path)
         assert asked == ["beforeunload"]
     finally:
         context.close()
+        server.close()
+
+
+# ------------------------------------------------------------------------ issue 50: the grading team
+# Personal sign-in links and roles, a revoked link refused at once, keys that never race,
+# HTTPS.  The module server's staff is TEAM (Ines Ward the instructor, two teaching assistants).
+
+
+def test_a_personal_link_alone_signs_in_with_staff(server):
+    """With staff, the single token signs nobody in, nor a made-up or typed name: only a
+    person's own link, and the pages say who they are from it."""
+    for secret in (server.ctx.token, "x" * 43):
+        status, text, _ = request(server, "GET", "/?token=" + secret)
+        assert status == 403 and "token" in text
+    cookie, _ = sign_in(server, server.secret("ta_anna"))
+    status, page, _ = request(server, "GET", "/?grader=Ines%20Ward", headers={"Cookie": cookie})
+    assert status == 200 and "Signed in as <strong>ta_anna</strong> (teaching assistant)" in page
+    assert 'class="grader-name"' not in page
+
+
+def test_a_teaching_assistants_rubric_edit_is_refused_and_the_instructors_accepted(server):
+    with Gradebook(server.path) as book:
+        item = manual.rubric(book.db, "toy", "q4")[0]
+    body = json.dumps({"assignment": "toy", "question": "q4", "item": item["id"], "version": item["version"],
+                       "points": item["points"], "text": item["text"]})
+    status, text, _ = request(server, "POST", "/api/rubric", body, api_headers(server, server.secret("ta_ben")))
+    assert status == 403 and "Only an instructor edits the rubric" in text
+    cookie, _ = sign_in(server, server.secret("ta_ben"))
+    status, page, _ = request(server, "GET", "/grade/toy/q4/1", headers={"Cookie": cookie})
+    assert status == 200 and "edit-item" not in page  # not offered
+    status, text, _ = request(server, "POST", "/api/rubric", body, api_headers(server))  # Ines Ward
+    assert status == 200 and json.loads(text)["version"] == item["version"] + 1
+    status, page, _ = request(server, "GET", "/grade/toy/q4/1", headers={"Cookie": sign_in(server)[0]})
+    assert page.count('class="edit-item"') == len(ITEMS)
+    with Gradebook(server.path) as book:
+        assert manual.audit_log(book.db, "toy")[-1]["who"] == "Ines Ward"
+
+
+def test_a_revoked_link_is_refused_on_its_next_request(server):
+    secret = server.secret("ta_temp")
+    headers = api_headers(server, secret)
+    cookie = headers["Cookie"].split(";")[0]
+    assert request(server, "GET", "/", headers={"Cookie": cookie})[0] == 200
+    with Gradebook(server.path) as book:
+        staff_module.revoke(book.db, "ta_temp")
+    status, text, _ = request(server, "GET", "/", headers={"Cookie": cookie})
+    assert status == 403 and "access ended" in text
+    status, text, _ = request(server, "POST", "/api/rubric", json.dumps({"assignment": "toy"}), headers)
+    assert status == 403 and "access ended" in text
+    assert request(server, "GET", "/?token=" + secret)[0] == 403
+
+
+@pytest.fixture
+def owed(round4, tmp_path):
+    """Round four's app (double marking of every answer) where Bo Chen owes a blind second
+    mark on an answer Ann Lee graded: (server, student)."""
+    path, student = graded_by_ann_owed_by_bo(round4, tmp_path, ["a"])
+    server = Server(path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
+    server.order = round4.order
+    yield server, student
+    server.close()
+
+
+def test_the_owed_second_marker_neither_grades_nor_group_grades_the_answer(owed):
+    """Red team: the grader who owed the blind second mark graded the answer (or its group)
+    instead, replacing the first mark; no disagreement was ever listed."""
+    server, student = owed
+    with Gradebook(server.path) as book:
+        state = manual.grade_state(book.db, "r4", student, "q4")
+    body = {"assignment": "r4", "question": "q4", "sid": server.ctx.sid(student), "version": state["version"],
+            "answer_sha": manual.answer_sha(state["answer"])}
+    bo = server.secret("Bo Chen")
+    for extra in ({"op": "apply", "item": "b"}, {"applied": ["a", "b"]}):
+        status, text, _ = request(server, "POST", "/api/grade", json.dumps({**body, **extra}), api_headers(server, bo))
+        assert status == 403 and "second mark" in text, text
+    with Gradebook(server.path) as book:
+        after = manual.grade_state(book.db, "r4", student, "q4")
+        assert (after["applied"], after["grader"], after["version"]) == (["a"], "Ann Lee", state["version"])
+
+
+def test_plain_http_off_this_machine_is_refused(gradebook, tmp_path, capsys):
+    from lecturelib.grading.webapp import start
+
+    with pytest.raises(grading.GradingError, match="without TLS"):
+        start(gradebook, host="0.0.0.0")
+    base = ["gradebook", "serve", "--gradebook", str(gradebook), "--host", "0.0.0.0"]
+    assert grading.main(base) == 2
+    err = capsys.readouterr().err
+    assert "--tls-self-signed" in err and err.count("\n") == 1
+    assert grading.main(base + ["--tls-cert", str(tmp_path / "missing.pem")]) == 2
+    assert "go together" in capsys.readouterr().err
+
+
+@pytest.mark.browser
+def test_a_teaching_assistant_grades_with_her_link_and_is_not_offered_the_rubric_edit(browser, server):
+    """In Chromium: the TA's link opens her pages under her name; her key saves a grade
+    recorded under it; the rubric's edit is not on her page but is on the instructor's."""
+    context, page, watch = grader(browser, server, "ta_cleo")
+    try:
+        assert "Signed in as ta_cleo" in page.locator("header.top").text_content()
+        position = roster(server).index(STUDENTS[3]) + 1
+        open_answer(page, server, "q4", position, math=False)
+        assert page.locator("form.edit-item").count() == 0 and page.locator("details.edit").count() == 0
+        pressed = page.locator("button.item[data-item='a']").get_attribute("aria-pressed") == "true"
+        page.keyboard.press("1")
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        with Gradebook(server.path) as book:
+            state = manual.grade_state(book.db, "toy", STUDENTS[3], "q4")
+            assert ("a" in state["applied"]) != pressed and state["grader"] == "ta_cleo"
+            assert manual.audit_log(book.db, "toy")[-1]["who"] == "ta_cleo"
+        page.goto(server.url)  # the instructor's link, in the same browser: now she is Ines Ward
+        open_answer(page, server, "q4", position, math=False)
+        assert page.locator("form.edit-item").count() == len(ITEMS)
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_an_open_page_stops_at_once_when_its_link_is_revoked(browser, server):
+    context, page, watch = grader(browser, server, "ta_dev")
+    try:
+        open_answer(page, server, "q4", 2, math=False)
+        with Gradebook(server.path) as book:
+            staff_module.revoke(book.db, "ta_dev")
+            before = len(manual.audit_log(book.db, "toy"))
+        page.keyboard.press("2")
+        page.wait_for_selector("#conflict:not([hidden])")
+        assert "access ended" in page.locator("#conflict").text_content()
+        with Gradebook(server.path) as book:
+            assert len(manual.audit_log(book.db, "toy")) == before
+        page.reload()
+        assert "access ended" in page.content()
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_three_rubric_keys_20_ms_apart_on_a_slow_save_all_land(browser, gradebook, tmp_path):
+    """Red team: keys 1, 2, 3 in quick succession each sent a whole grade computed from the
+    page before the previous save came back, and some were lost (or shown as a conflict
+    with oneself).  Each save here waits 300 ms before it answers."""
+    path = solo_copy(gradebook, tmp_path / "keys.sqlite")
+    with Gradebook(path) as book, book.db:
+        book.db.execute("DELETE FROM manual_grades")
+        book.db.execute("DELETE FROM audit")
+    server = Server(path)
+    server.ctx.save_delay = 0.3
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page)
+    try:
+        page.goto(server.url)  # the single token's one person, the instructor
+        position = fair_order(path, "toy", "q4", STUDENTS).index(STUDENTS[2]) + 1
+        open_answer(page, server, "q4", position, math=False)
+        for key in "123":
+            page.keyboard.press(key)
+            page.wait_for_timeout(20)
+        page.wait_for_function("() => document.querySelectorAll(\"button.item[aria-pressed='true']\").length === 3")
+        with Gradebook(path) as book:
+            for _ in range(100):  # the three replies come back within about a second
+                if len(manual.audit_log(book.db, "toy")) == 3:
+                    break
+                page.wait_for_timeout(50)
+            state = manual.grade_state(book.db, "toy", STUDENTS[2], "q4")
+            audit = manual.audit_log(book.db, "toy")
+        assert sorted(state["applied"]) == ["a", "b", "x1"] and state["version"] == 3
+        assert [e["who"] for e in audit] == ["instructor"] * 3
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        assert page.locator("#conflict").is_hidden()
+        assert page.locator("#score").text_content() == "3"
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+        server.close()
+
+
+@pytest.mark.browser
+def test_the_app_over_a_self_signed_certificate_with_a_secure_cookie(gradebook, tmp_path):
+    """``serve --tls-self-signed``: Chromium trusting that certificate (its public key's
+    hash, as a grader who checked the printed fingerprint would) loads the page; the
+    certificate is the one whose fingerprint was printed; the cookies are Secure and
+    HttpOnly."""
+    import hashlib
+    import ssl
+
+    from test_book import chromium
+    from playwright.sync_api import sync_playwright
+
+    server = Server(gradebook, tls_self_signed=True)
+    try:
+        assert server.url.startswith("https://127.0.0.1:")
+        unverified = ssl._create_unverified_context()  # the test checks the fingerprint itself
+        with unverified.wrap_socket(__import__("socket").create_connection((server.host, server.port))) as tls:
+            der = tls.getpeercert(binary_form=True)
+        assert hashlib.sha256(der).hexdigest().upper() == server.ctx.fingerprint.replace(":", "")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium(), args=[
+                "--no-sandbox", "--disable-gpu", f"--ignore-certificate-errors-spki-list={server.ctx.spki}"])
+            try:
+                page = browser.new_page()
+                page.goto(server.url)
+                assert page.url == f"{server.base}/" and "Questions to grade" in page.content()
+                cookies = {c["name"]: c for c in page.context.cookies()}
+                assert cookies["lecturelib_token"]["secure"] and cookies["lecturelib_token"]["httpOnly"]
+                assert cookies["_xsrf"]["secure"]
+            finally:
+                browser.close()
+    finally:
         server.close()
