@@ -96,6 +96,21 @@ def _ssl_context(cert: str, key: str):
     return context
 
 
+def check_transport(host: str, tls_cert, tls_key, tls_self_signed: bool, insecure_http: bool) -> bool:
+    """Whether the app speaks HTTPS; refuse options that do not go together, and plain HTTP
+    off this machine without ``insecure_http``."""
+    if bool(tls_cert) != bool(tls_key):
+        raise GradingError("--tls-cert and --tls-key go together")
+    if tls_cert and tls_self_signed:
+        raise GradingError("--tls-self-signed makes its own certificate: leave out --tls-cert/--tls-key")
+    tls = bool(tls_cert or tls_self_signed)
+    if not tls and host not in LOOPBACK and not insecure_http:
+        raise GradingError(f"listening on {host} without TLS would send every grade and sign-in link "
+                           "in clear: give --tls-cert/--tls-key or --tls-self-signed (or "
+                           "--insecure-http on a network you trust)")
+    return tls
+
+
 def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: bool = False,
           token: str | None = None, roster=None, graders=(), double_mark: float = 0.0,
           instructor: str = "instructor", tls_cert: str | None = None, tls_key: str | None = None,
@@ -128,15 +143,7 @@ def start(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
         raise GradingError(f"--port must be between 0 and 65535, got {port}")
     graders = check_graders(graders, double_mark)
     check_grader(instructor)
-    if bool(tls_cert) != bool(tls_key):
-        raise GradingError("--tls-cert and --tls-key go together")
-    if tls_cert and tls_self_signed:
-        raise GradingError("--tls-self-signed makes its own certificate: leave out --tls-cert/--tls-key")
-    tls = bool(tls_cert or tls_self_signed)
-    if not tls and host not in LOOPBACK and not insecure_http:
-        raise GradingError(f"listening on {host} without TLS would send every grade and sign-in link "
-                           "in clear: give --tls-cert/--tls-key or --tls-self-signed (or "
-                           "--insecure-http on a network you trust)")
+    tls = check_transport(host, tls_cert, tls_key, tls_self_signed, insecure_http)
     with Gradebook(gradebook_path) as book:
         people = {p["name"] for p in staff.members(book.db) if not p["revoked_at"]}
     if people and set(graders) - people:
@@ -185,6 +192,8 @@ def serve(gradebook_path, *, host: str = "127.0.0.1", port: int = 0, anonymous: 
     """Run the app until interrupted (the ``lecturelib gradebook serve`` command);
     ``security``: the keywords of :func:`start` from ``instructor`` on."""
     graders = check_graders(graders, double_mark)
+    check_transport(host, security.get("tls_cert"), security.get("tls_key"),
+                    security.get("tls_self_signed", False), security.get("insecure_http", False))
     if host not in LOOPBACK and security.get("insecure_http"):
         print(f"lecturelib: warning: listening on {host} over plain HTTP (--insecure-http): anyone "
               "on the network path can read the grades and the sign-in links", file=sys.stderr)

@@ -135,13 +135,16 @@
       b.setAttribute("aria-pressed", wanted.indexOf(b.dataset.item) >= 0 ? "true" : "false");
     });
   }
-  function show(s) {
+  // the grade as stored: the fields follow it, but for text typed and not saved yet (a key
+  // pressed while a comment is half written keeps the comment), unless ``force``d (a conflict)
+  function show(s, force) {
     if (s.version !== undefined && s.version < state.version) return;  // an older reply, late
+    const typing = !force && unsaved();
     state = Object.assign(state, s);
     score.textContent = String(Math.round(state.score * 1000) / 1000);
     if (!inFlight) wanted = state.applied.slice();
     pressItems();
-    fill(savedFields(state));
+    if (!typing) fill(savedFields(state));
     const last = state.version > 0 && !state.stale
       ? "Last change by " + state.grader + " at " + localTime(state.updated_at) + "." : "";
     if (state.kind !== "written") gradedBy.textContent = last;
@@ -202,9 +205,10 @@
       keepDraft();
       say("Saved: " + what + ".");
     } else if (reply.status === 409) {
+      if (!inFlight) { wanted = state.applied.slice(); pressItems(); }
       conflictShown(what, reply.data.conflict, reply.data.state);
       if (reply.data.conflict !== "answer") {
-        show(reply.data.state);
+        show(reply.data.state, true);
         refusedText(mine);
       }
       say("");
@@ -288,7 +292,7 @@
     if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409) {
       conflictShown(what, reply.data.conflict, reply.data.state);
-      if (reply.data.conflict !== "answer") show(reply.data.state);
+      if (reply.data.conflict !== "answer") show(reply.data.state, true);
     } else {
       conflict.hidden = false;
       conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
@@ -345,7 +349,7 @@
     }
   });
 
-  show(state);
+  show(state, true);
   const draft = JSON.parse(window.localStorage.getItem(DRAFT) || "null");
   if (draft && NAMES.every(function (n) { return typeof draft[n] === "string"; })) {
     fill(draft);
