@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, who TEXT NOT NULL,
     assignment TEXT NOT NULL, student TEXT NOT NULL, question TEXT NOT NULL,
     action TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_of_answer ON audit (assignment, student, question);
 """
 MAX_COMMENT = 5000
 MAX_REASON = 300
@@ -174,8 +175,10 @@ def rubric(db, assignment: str, qid: str) -> list[dict]:
     seeded from the solution's the first time."""
     row = db.execute("SELECT rubric FROM questions WHERE assignment=? AND question=?",
                      (assignment, qid)).fetchone()
-    if row is not None:
-        with db:
+    have = {r[0] for r in db.execute("SELECT item FROM rubric_items WHERE assignment=? AND "
+                                     "question=?", (assignment, qid))}
+    if row is not None and not {item["id"] for item in json.loads(row[0])} <= have:
+        with db:  # a write only when an item is new (each commit is a disk sync)
             db.executemany(
                 "INSERT OR IGNORE INTO rubric_items (assignment, question, item, position, points, "
                 "text) VALUES (?, ?, ?, ?, ?, ?)",

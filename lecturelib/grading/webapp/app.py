@@ -4,10 +4,16 @@ Security, in the order a request meets it:
 
 - the server listens on 127.0.0.1 unless told otherwise, and answers only requests whose
   ``Host`` is the address it listens on (against DNS rebinding);
-- every request needs the random token printed at start: the address with ``?token=``
-  sets an HttpOnly, SameSite=Strict cookie holding a session secret (never the token
-  itself) and redirects to the same page without it, handing the browser the *change key*
+- every request needs a sign-in link's secret: with staff in the gradebook
+  (:mod:`..gradebook.staff`), a person's own link, else the random token printed at start
+  (one person, the instructor).  The address with ``?token=`` sets an HttpOnly,
+  SameSite=Strict cookie (Secure under TLS) holding a session id (never the secret) and
+  redirects to the same page without it, handing the browser the session's *change key*
   in the address's fragment, which the page keeps in the origin's ``localStorage``;
+- who the request is and what they may do (``instructor`` or ``ta``) come from the link
+  alone, checked against the gradebook on every request (:meth:`Base.get_current_user`):
+  a revoked or replaced link stops at its next request, open pages included; a handler
+  an instructor alone may call says so (:func:`instructor_only`), and refuses others (403);
 - every state change is a POST with a JSON body, an ``Origin`` equal to the app's own,
   Tornado's XSRF token (double-submit cookie, in the ``X-XSRFToken`` header) and the change
   key in the ``X-Lecturelib-Key`` header.  Cookies ignore ports, so a program listening on
@@ -33,8 +39,8 @@ place (a number stored in the gradebook, the same after a restart), otherwise th
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
 (``serve --graders``).  An answer's page is also where a regrade request is resolved and
 where a third grader resolves the disagreement of two blind marks (``serve --double-mark``).
-The grader's name travels in a cookie, percent-encoded, and is checked
-(:func:`..gradebook.manual.grader_name`) every time it is read.
+A rubric key is an operation on the stored grade (:func:`..gradebook.manual.change_grade`),
+so keys pressed faster than the saves come back all land.
 """
 
 from __future__ import annotations
