@@ -99,7 +99,7 @@ class Grader:
         return status, json.loads(text) if text.startswith("{") else {"error": text}, time.perf_counter() - start
 
 
-def grader_work(grader: Grader, answers: list, items: dict, saves: int, out: dict) -> None:
+def grader_work(grader: Grader, answers: list, items: dict, saves: int, out: dict, pause: float = 0) -> None:
     """``saves`` rubric keys on ``answers`` (each ``(sid, qid, sha)``), round robin: each
     toggles the next item of the answer's rubric, so every save changes the grade."""
     expected = {a: [] for a in answers}
@@ -114,6 +114,7 @@ def grader_work(grader: Grader, answers: list, items: dict, saves: int, out: dic
         status, reply, seconds = grader.save({"assignment": ASSIGNMENT, "question": qid, "sid": sid,
                                               "version": seen[answer], "answer_sha": sha, "op": op, "item": item})
         times.append(seconds)
+        time.sleep(pause)
         if status != 200:
             failures.append((status, reply))
             continue
@@ -172,7 +173,9 @@ def run(args) -> dict:
     work = Path(tempfile.mkdtemp(prefix="grading-team-"))
     path = work / "gradebook.sqlite"
     questions = make_class(path, args.students)
-    names = [f"TA {chr(65 + i)}" + ("" if i < 26 else str(i)) for i in range(args.graders + 2)]
+    people = ["Ann Lee", "Bo Chen", "Cy Park", "Dana Ruiz", "Emil Sato", "Farah Haddad", "Gita Rao",
+              "Hugo Berg", "Iris Nyström", "Jonas Weber", "Kemal Arslan", "Mira Dunsmore"]
+    names = [people[i] if i < len(people) else f"Grader {i:03d}" for i in range(args.graders + 2)]
     with Gradebook(path) as book:
         staff.add(book.db, "Instructor", "instructor")
         secrets_ = {n: staff.add(book.db, n, "ta") for n in names}
@@ -206,7 +209,7 @@ def run(args) -> dict:
         outs = [{} for _ in graders]
         threads = [threading.Thread(target=grader_work, args=(
             g, [(sid(s), q, shas[(s, q)]) for s, q in answers[i::len(graders)]], items,
-            args.saves // len(graders), out)) for i, (g, out) in enumerate(zip(graders, outs))]
+            args.saves // len(graders), out, args.pause)) for i, (g, out) in enumerate(zip(graders, outs))]
         browser_out: dict = {}
         positions = [[f"/grade/{ASSIGNMENT}/{q}/{order[q].index(s) + 1}" for s, q in browser_answers[i::2]]
                      for i in range(2)]
@@ -242,7 +245,7 @@ def run(args) -> dict:
         browser_ok = sum(manual.grade_state(book.db, ASSIGNMENT, s, q)["applied"] == items[q][:3]
                          for s, q in browser_answers)  # keys 1, 2, 3: the rubric's first three items
     return {
-        "students": args.students, "questions": len(questions), "graders": args.graders,
+        "students": args.students, "questions": len(questions), "graders": args.graders, "pause": args.pause,
         "saves": len(times), "failures": sum(len(o["failures"]) for o in outs),
         "seconds": seconds, "saves_per_second": len(times) / seconds,
         "median_ms": 1000 * times[len(times) // 2], "p95_ms": 1000 * times[int(0.95 * (len(times) - 1))],
@@ -254,30 +257,37 @@ def run(args) -> dict:
     }
 
 
-def section(r: dict) -> str:
-    ok = r["answers_lost"] == 0 and r["answers_audited_wrongly"] == 0 and r["failures"] == 0
+def pace(pause: float) -> str:
+    return "no pause" if pause == 0 else f"{pause:g} s pause"
+
+
+def section(runs: list[dict]) -> str:
+    r = runs[0]
     return "\n".join([
         SECTION, "",
         f"{r['graders']} teaching assistants, each signed in with their own link, over TLS on "
         f"loopback (`serve --tls-self-signed`), send {r['saves']} rubric keys at once on a class of "
         f"{r['students']} × {r['questions']} written answers (each on answers of their own, one key "
-        f"after the other, as fast as the replies come), while two more grade in Chromium "
+        f"after the other: as fast as the replies come, the app saturated, then with a pause after "
+        f"each reply, as a grader reads), while two more grade in Chromium "
         f"({r['browser_keys']} keys, 1, 2, 3 on each of {r['browser_answers']} answers). SQLite in WAL "
         f"mode with a busy timeout, one server process, {r['machine']}. Produced by "
         "`python benchmarks/grading_team.py`.", "",
-        "| saves | seconds | saves per second | median save | 95th percentile | slowest |",
-        "|---:|---:|---:|---:|---:|---:|",
-        f"| {r['saves']} | {r['seconds']:.1f} | {r['saves_per_second']:.0f} | {r['median_ms']:.0f} ms | "
-        f"{r['p95_ms']:.0f} ms | {r['max_ms']:.0f} ms |", "",
-        ("Nothing lost or applied twice: every save was answered 200, every answer's rubric items "
-         "are the ones its saves left, and every answer has exactly one audit entry per save "
-         f"({r['audit_entries']} entries in all)." if ok else
-         f"SOMETHING WENT WRONG: {r['failures']} saves refused, {r['answers_lost']} answers whose items "
-         f"differ from their saves', {r['answers_audited_wrongly']} whose audit entries do not match.")
-        + f" In Chromium, {r['browser_answers_all_applied']} of {r['browser_answers']} answers have all "
-        "three items applied. The save time is the client's, on a kept-alive connection as a "
-        "browser keeps it; the target is a 95th percentile under 150 ms on 2 cores. Load average at the "
-        f"start and end: {r['load'][0]:.1f}, {r['load'][1]:.1f}.", ""])
+        "| each grader | saves | seconds | saves per second | median save | 95th percentile | slowest | lost or twice |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *[f"| {pace(x['pause'])} | "
+          f"{x['saves']} | {x['seconds']:.1f} | {x['saves_per_second']:.0f} | {x['median_ms']:.0f} ms | "
+          f"{x['p95_ms']:.0f} ms | {x['max_ms']:.0f} ms | {x['answers_lost'] + x['answers_audited_wrongly'] + x['failures']} |"
+          for x in runs], "",
+        "Lost or twice: saves refused, answers whose rubric items are not the ones their saves "
+        "left, and answers without exactly one audit entry per save "
+        f"({', '.join(str(x['audit_entries']) for x in runs)} audit entries in all). In Chromium, "
+        + ", ".join(f"{x['browser_answers_all_applied']} of {x['browser_answers']}" for x in runs)
+        + " answers have all three items applied. The save time is the client's, on a kept-alive "
+        "connection as a browser keeps it (the ten clients run on the same two cores as the app); "
+        "the target is a 95th percentile under 150 ms on 2 cores. Load average at the start and end "
+        "of each run (other jobs shared the machine): "
+        + "; ".join(f"{x['load'][0]:.1f}, {x['load'][1]:.1f}" for x in runs) + ".", ""])
 
 
 def write_section(text: str) -> None:
@@ -296,13 +306,18 @@ def main(argv=None) -> int:
     parser.add_argument("--saves", type=int, default=3000)
     parser.add_argument("--browser-answers", type=int, default=10, help="answers each Chromium grader grades")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--pause", type=float, default=0.5,
+                        help="seconds a grader waits after a reply in the second run (the first: none)")
     args = parser.parse_args(argv)
-    results = run(args)
-    (HERE / "grading_team.json").write_text(json.dumps(results, indent=2) + "\n")
-    text = section(results)
+    runs = []
+    for pause in (0.0, args.pause):
+        args.pause = pause
+        runs.append(run(args))
+    (HERE / "grading_team.json").write_text(json.dumps(runs, indent=2) + "\n")
+    text = section(runs)
     write_section(text)
     print(text)
-    return 0 if results["answers_lost"] == results["answers_audited_wrongly"] == results["failures"] == 0 else 1
+    return 0 if all(r["answers_lost"] == r["answers_audited_wrongly"] == r["failures"] == 0 for r in runs) else 1
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ class Context:
         self.save_delay = 0.0  # seconds a grade's save waits before it answers (a test hook)
         # cookie value -> the link's secret hash (None: the single token) and the change key
         self.sessions: dict[str, dict] = {}
+        self.sids: dict[str, dict[str, str]] = {}  # assignment -> opaque id -> student
         self.renderer = renderer or BudgetedRenderer()
         self.anonymous = anonymous
         self.allowed_hosts = allowed_hosts
@@ -133,6 +134,14 @@ class Context:
         if session["sha"] is None:
             return None if staff.has_staff(self.book.db) else {"name": self.instructor, "role": "instructor"}
         return staff.signed_in(self.book.db, session["sha"])
+
+    def student_of(self, assignment: str, sid: str) -> str | None:
+        """The student an opaque id names in ``assignment`` (None: none), from a table made
+        again when an id is not in it (a student graded since)."""
+        table = self.sids.get(assignment, {})
+        if sid not in table:
+            table = self.sids[assignment] = {self.sid(s): s for s in manual.students(self.book.db, assignment)}
+        return table.get(sid)
 
     def sid(self, student: str) -> str:
         return hmac.new(self.key, student.encode(), hashlib.sha256).hexdigest()[:16]
@@ -507,11 +516,11 @@ class Api(Base):
     def target(self, data) -> tuple[str, str, str, str]:
         assignment = self.assignment(str(data.get("assignment")))
         qid = self.question(assignment, data.get("question"))["id"]
-        found = [(self.ctx.sid(s), s) for s in manual.students(self.ctx.book.db, assignment)
-                 if self.ctx.sid(s) == data.get("sid")]
-        if not found:
+        sid = data.get("sid")
+        student = self.ctx.student_of(assignment, sid) if isinstance(sid, str) else None
+        if student is None:
             raise tornado.web.HTTPError(404, reason="No such answer")
-        return assignment, qid, found[0][1], found[0][0]
+        return assignment, qid, student, sid
 
 
     def version(self, data) -> int:
