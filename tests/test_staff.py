@@ -210,3 +210,18 @@ def test_rubric_keys_are_operations_on_the_stored_grade(book):
 def test_the_gradebook_is_in_wal_mode_with_a_busy_timeout(book):
     assert book.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert book.db.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
+
+
+def test_a_regrade_is_resolved_by_none_of_its_graders_group_grades_included(book):
+    """Red team: a grader who graded (here: from the answer's group) resolved the regrade
+    request on her own grade once she had another name; names are now the credential's,
+    and every grade of the answer counts."""
+    from lecturelib.grading.gradebook import regrades
+
+    number = grouped_book(book)
+    groups.grade_group(book.db, "toy", "q4", number, who="Ann Lee", applied=["a"])
+    request = regrades.request(book.db, "toy", "s03", "q4", reason="Step two is there.", who="Ines Ward")
+    with pytest.raises(GradingError, match="another grader resolves"):
+        regrades.resolve(book.db, request, who="Ann Lee", decision="Kept.")
+    state = regrades.resolve(book.db, request, who="Bo Chen", decision="Step two earns b.", applied=["a", "b"])
+    assert state["applied"] == ["a", "b"] and state["grader"] == "Bo Chen"

@@ -1848,3 +1848,31 @@ def test_the_app_over_a_self_signed_certificate_with_a_secure_cookie(browser, gr
             browser.new_page().goto(server.url)
     finally:
         server.close()
+
+
+def test_an_instructor_who_graded_does_not_resolve_its_regrade_request(server):
+    """The grader of an answer, known by her link, is told to leave its regrade request to
+    another instructor, who resolves it; a teaching assistant may not."""
+    from lecturelib.grading.gradebook import regrades
+
+    student = STUDENTS[7]
+    with Gradebook(server.path) as book:
+        state = manual.grade_state(book.db, "toy", student, "q4")
+    body = {"assignment": "toy", "question": "q4", "sid": server.ctx.sid(student), "version": state["version"],
+            "answer_sha": manual.answer_sha(state["answer"])}
+    status, text, _ = request(server, "POST", "/api/grade", json.dumps({**body, "op": "save", "comment": "Mine."}),
+                              api_headers(server))  # Ines Ward grades it
+    assert status == 200, text
+    body["version"] = json.loads(text)["state"]["version"]
+    with Gradebook(server.path) as book:
+        number = regrades.request(book.db, "toy", student, "q4", reason="Look again.", who="Ines Ward")
+    decision = json.dumps({**body, "request": number, "outcome": "keep", "decision": "Kept."})
+    status, text, _ = request(server, "POST", "/api/regrade", decision, api_headers(server))
+    assert status == 400 and "another grader resolves" in text
+    status, text, _ = request(server, "POST", "/api/regrade", decision, api_headers(server, server.secret("ta_ben")))
+    assert status == 403 and "Only an instructor" in text
+    status, text, _ = request(server, "POST", "/api/regrade", decision,
+                              api_headers(server, server.secret("Jo Marsh", "instructor")))
+    assert status == 200, text
+    with Gradebook(server.path) as book:
+        assert regrades.requests(book.db, "toy")[-1]["decided_by"] == "Jo Marsh"

@@ -1,7 +1,9 @@
 """The grading web app: ``lecturelib gradebook serve --gradebook FILE`` (instructors only).
 
 Rubric grading of written answers question by question, overrides of automatic scores,
-the class's results and the audit trail, on a local Tornado server with a random token.
+the class's results and the audit trail, on a local Tornado server with a random token,
+or for a grading team with personal sign-in links and roles (``gradebook staff``), over
+HTTPS on a network.
 See :mod:`.app` for the security model and :mod:`.render` for how answers are shown.
 The student edition of the course ships without this package.
 
