@@ -1,9 +1,10 @@
 """The grading web app (``lecturelib gradebook serve``), served for real and driven in Chromium.
 
 One gradebook of a class of 20 (the toy set of tests/test_written.py with its written
-question q4), one server and one browser for the module.  Two graders (two browser
-contexts) grade q4 at once, by keys and by clicks; a stale write is refused and shown; a
-rubric edit changes earlier grades; an override is audited; hostile answers neither run
+question q4), one server and one browser for the module; the server's staff (TEAM) sign in
+with their personal links.  Two teaching assistants (two browser contexts) grade q4 at
+once, by keys and by clicks; a stale write is refused and shown; the instructor's rubric
+edit changes earlier grades; an override is audited; hostile answers neither run
 nor break the page; anonymous mode hides names; axe-core finds no serious or critical
 violation; and the CSV and the feedback files say what was graded in the browser,
 recomputed here from the plan of the test (the rubric's points, summed and clipped).
@@ -22,7 +23,6 @@ import io
 import json
 import os
 import re
-import shutil
 import threading
 import urllib.parse
 from pathlib import Path

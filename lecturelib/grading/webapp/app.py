@@ -55,7 +55,7 @@ import json
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import urlsplit
 
 import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
