@@ -1876,3 +1876,14 @@ def test_an_instructor_who_graded_does_not_resolve_its_regrade_request(server):
     assert status == 200, text
     with Gradebook(server.path) as book:
         assert regrades.requests(book.db, "toy")[-1]["decided_by"] == "Jo Marsh"
+
+
+def test_shares_name_people_on_the_staff(server, gradebook):
+    """With staff, ``serve --graders`` names people on it (a share is a person's), and the
+    single-token mode's name is a grader's name."""
+    from lecturelib.grading.webapp import start
+
+    with pytest.raises(grading.GradingError, match="not on the staff: Nobody Here"):
+        start(gradebook, graders=["ta_anna", "Nobody Here"])
+    with pytest.raises(grading.GradingError, match="letters"):
+        start(gradebook, instructor="<b>me</b>")
