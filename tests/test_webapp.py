@@ -1,9 +1,10 @@
 """The grading web app (``lecturelib gradebook serve``), served for real and driven in Chromium.
 
 One gradebook of a class of 20 (the toy set of tests/test_written.py with its written
-question q4), one server and one browser for the module.  Two graders (two browser
-contexts) grade q4 at once, by keys and by clicks; a stale write is refused and shown; a
-rubric edit changes earlier grades; an override is audited; hostile answers neither run
+question q4), one server and one browser for the module; the server's staff (TEAM) sign in
+with their personal links.  Two teaching assistants (two browser contexts) grade q4 at
+once, by keys and by clicks; a stale write is refused and shown; the instructor's rubric
+edit changes earlier grades; an override is audited; hostile answers neither run
 nor break the page; anonymous mode hides names; axe-core finds no serious or critical
 violation; and the CSV and the feedback files say what was graded in the browser,
 recomputed here from the plan of the test (the rubric's points, summed and clipped).
@@ -22,7 +23,6 @@ import io
 import json
 import os
 import re
-import shutil
 import threading
 import urllib.parse
 from pathlib import Path
@@ -31,6 +31,7 @@ import pytest
 
 from lecturelib import grading
 from lecturelib.grading.gradebook import allocation, manual
+from lecturelib.grading.gradebook import staff as staff_module
 from lecturelib.grading.gradebook import Gradebook
 from lecturelib.grading.core.notebook import MAX_CODE_CHARS, question_code, written_answer_note
 from lecturelib.grading.core.report import GradeReport, QuestionResult
@@ -89,12 +90,23 @@ def gradebook(tmp_path_factory):
     return path
 
 
-class Server:
-    """The app on a thread of its own (its own asyncio loop), as the command runs it."""
+# the sign-in links' secrets the tests made, by gradebook file: {path: {name: secret}}
+LINKS: dict[str, dict[str, str]] = {}
+TEAM = {"Ines Ward": "instructor", "ta_anna": "ta", "ta_ben": "ta"}  # the module server's staff
 
-    def __init__(self, gradebook, anonymous=False, **options):
+
+class Server:
+    """The app on a thread of its own (its own asyncio loop), as the command runs it.
+    ``staff`` (name -> role) are added to the gradebook first; with staff, ``url`` is the
+    first instructor's personal link, else the single-token address."""
+
+    def __init__(self, gradebook, anonymous=False, staff=None, **options):
         from lecturelib.grading.webapp import start
 
+        self.path = Path(gradebook)
+        self.links = LINKS.setdefault(str(self.path.resolve()), {})
+        for name, role in (staff or {}).items():
+            self.secret(name, role)
         ready = threading.Event()
 
         def run():
@@ -112,8 +124,25 @@ class Server:
         self.thread.start()
         assert ready.wait(30)
         parts = urllib.parse.urlsplit(self.url)
-        self.base, self.host, self.port = f"http://{parts.netloc}", parts.hostname, parts.port
-        self.token = urllib.parse.parse_qs(parts.query)["token"][0]
+        self.base, self.host, self.port = f"{parts.scheme}://{parts.netloc}", parts.hostname, parts.port
+        if "?token=" not in self.url:  # staff: the first instructor signs in
+            with Gradebook(self.path) as book:
+                first = next(p["name"] for p in staff_module.members(book.db) if p["role"] == "instructor")
+            self.url = self.link(first)
+        self.token = urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query)["token"][0]
+
+    def secret(self, name: str, role: str = "ta") -> str:
+        """The secret of ``name``'s link: added to the staff with ``role`` if not on it, a
+        new link if on it with a secret the tests do not know (a copied gradebook)."""
+        if name not in self.links:
+            with Gradebook(self.path) as book:
+                known = {p["name"] for p in staff_module.members(book.db)}
+                self.links[name] = (staff_module.new_link(book.db, name) if name in known
+                                    else staff_module.add(book.db, name, role))
+        return self.links[name]
+
+    def link(self, name: str, role: str = "ta") -> str:
+        return f"{self.base}/?token={self.secret(name, role)}"
 
     def close(self):
         self.loop.call_soon_threadsafe(self.stop.set)
@@ -122,9 +151,30 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(gradebook):
-    s = Server(gradebook)
+    s = Server(gradebook, staff=TEAM)
     yield s
     s.close()
+
+
+def copy_gradebook(source, path):
+    """A copy of a gradebook another connection may hold open: SQLite's backup (in WAL mode
+    the file alone may miss the latest changes)."""
+    import sqlite3
+
+    with sqlite3.connect(source) as src, sqlite3.connect(path) as dst:
+        src.backup(dst)
+    src.close()
+    dst.close()
+    return path
+
+
+def solo_copy(gradebook, path):
+    """A copy of ``gradebook`` without its staff: the single-token mode."""
+    copy_gradebook(gradebook, path)
+    with Gradebook(path) as book, book.db:
+        staff_module.create_table(book.db)
+        book.db.execute("DELETE FROM staff")
+    return path
 
 
 def request(server, method, path, body=None, headers=None, host=None, timeout=10):
@@ -135,10 +185,16 @@ def request(server, method, path, body=None, headers=None, host=None, timeout=10
     return response.status, response.read().decode(errors="replace"), response
 
 
+def sign_in(server, secret=None) -> tuple[str, str]:
+    """Open a sign-in link (the server's ``url`` by default): the session cookie it sets
+    (its value, not the secret) and the change key it hands the page."""
+    _, _, response = request(server, "GET", "/?token=" + (secret or server.token))
+    cookie = next(c for c in response.headers.get_all("Set-Cookie") if c.startswith("lecturelib_token="))
+    return cookie.split(";")[0], response.getheader("Location").partition("#key=")[2]
+
+
 def session_cookie(server) -> str:
-    """The cookie the printed address sets (its value, not the token)."""
-    _, _, response = request(server, "GET", "/?token=" + server.token)
-    return response.getheader("Set-Cookie").split(";")[0]
+    return sign_in(server)[0]
 
 
 # ------------------------------------------------------------------------ HTTP, no browser
@@ -156,8 +212,7 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
     from lecturelib.grading.gradebook import regrades
     from lecturelib.grading.gradebook.analysis import analyze
 
-    path = tmp_path / "gradebook.sqlite"
-    shutil.copy(gradebook, path)
+    path = solo_copy(gradebook, tmp_path / "gradebook.sqlite")
     with Gradebook(path) as book:
         regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right",
                          who="Instructor")
@@ -191,10 +246,11 @@ def test_requests_without_the_token_are_refused(server):
     status, _, _ = request(server, "GET", "/?token=" + "x" * len(server.token))
     assert status == 403
     status, _, response = request(server, "GET", "/?token=" + server.token)
-    assert status == 302 and response.getheader("Location") == f"/#key={server.ctx.change_key}"
-    cookie = response.getheader("Set-Cookie")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    assert server.token not in cookie and server.ctx.change_key not in cookie
+    key = response.getheader("Location").partition("#key=")[2]
+    assert status == 302 and response.getheader("Location") == f"/#key={key}" and len(key) >= 40
+    cookie = next(c for c in response.headers.get_all("Set-Cookie") if c.startswith("lecturelib_token="))
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie  # plain HTTP
+    assert server.token not in cookie and key not in cookie
     status, _, _ = request(server, "GET", "/", headers={"Cookie": session_cookie(server)})
     assert status == 200
     # the token is not a cookie's value
@@ -209,11 +265,12 @@ def test_requests_without_the_token_are_refused(server):
 XSRF = "2|00000000|0123456789abcdef0123456789abcdef|1700000000"  # Tornado's format, mask 0
 
 
-def api_headers(server) -> dict:
+def api_headers(server, secret=None) -> dict:
     """Everything a change needs: the session cookie, the XSRF token, the app's own Origin
-    and the change key."""
-    return {"Cookie": f"{session_cookie(server)}; _xsrf={XSRF}", "Content-Type": "application/json",
-            "X-XSRFToken": XSRF, "Origin": server.base, "X-Lecturelib-Key": server.ctx.change_key}
+    and the change key (of the server's ``url``, or of the link with ``secret``)."""
+    cookie, key = sign_in(server, secret)
+    return {"Cookie": f"{cookie}; _xsrf={XSRF}", "Content-Type": "application/json",
+            "X-XSRFToken": XSRF, "Origin": server.base, "X-Lecturelib-Key": key}
 
 
 def test_state_changes_need_the_origin_the_xsrf_token_and_the_change_key(server, gradebook):
@@ -234,7 +291,7 @@ def test_state_changes_need_the_origin_the_xsrf_token_and_the_change_key(server,
     for headers in refused:
         status, _, _ = request(server, "POST", "/api/grade", body, headers)
         assert status == 403, headers
-    status, text, _ = request(server, "POST", "/grader", json.dumps({"grader": "mallory"}),
+    status, text, _ = request(server, "POST", "/api/rubric", json.dumps({"assignment": "toy"}),
                               without("X-Lecturelib-Key"))
     assert status == 403 and "change key" in text
     with Gradebook(gradebook) as book:  # nothing was written by any of them
@@ -278,11 +335,12 @@ class Watch:
             self.problems.append(f"console: {message.text}")
 
 
-def grader(browser, server, name):
+def grader(browser, server, name, role="ta"):
+    """A browser context signed in with ``name``'s personal link (on the staff as ``role``)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{server.url}&grader={name}")
+    page.goto(server.link(urllib.parse.unquote(name), role))
     return context, page, watch
 
 
@@ -376,8 +434,10 @@ def test_two_graders_and_a_conflict_lose_nothing(graded, server, gradebook):
 
 @pytest.mark.full
 @pytest.mark.browser
-def test_rubric_edit_changes_earlier_grades(graded, server, gradebook):
-    a = graded["a"]
+def test_rubric_edit_changes_earlier_grades(browser, graded, server, gradebook):
+    """The instructor's edit (a teaching assistant is not offered it)."""
+    assert graded["a"].locator("details.edit").count() == 0
+    context, a, _ = grader(browser, server, "Ines Ward", "instructor")
     with Gradebook(gradebook) as book:
         before = book.scores("toy")
     open_answer(a, server, "q4", 1)
@@ -392,7 +452,8 @@ def test_rubric_edit_changes_earlier_grades(graded, server, gradebook):
     with Gradebook(gradebook) as book:
         after = book.scores("toy")
         edit = [e for e in manual.audit_log(book.db, "toy") if e["action"] == "rubric item a"][-1]
-    assert edit["who"] == "ta_anna" and edit["before"]["points"] == 2 and edit["after"]["points"] == 1.5
+    context.close()
+    assert edit["who"] == "Ines Ward" and edit["before"]["points"] == 2 and edit["after"]["points"] == 1.5
     changed = {s for s in STUDENTS if after[s]["q4"] != before[s]["q4"]}
     with_a = {s for i, s in enumerate(STUDENTS) if "a" in plan(i)[0] and s != NO_ANSWER}
     assert changed and changed <= with_a
@@ -762,7 +823,7 @@ def r3_page(browser, round3):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{round3.url}&grader=ta_rita")
+    page.goto(round3.link("ta_rita"))
     yield page, watch
     context.close()
 
@@ -807,7 +868,9 @@ def test_tex_cannot_escape_the_answer_box_or_change_a_save(r3_page, round3):
     page.fill("#adjustment", "1")
     page.fill("#adjustment-reason", "a neat argument")
     page.click("button.item[data-item='a']")
-    page.wait_for_selector("button.item[data-item='a'][aria-pressed='true']")
+    page.wait_for_function("() => document.getElementById('status').textContent === 'Saved: applied item a.'")
+    page.click("#grade-form button[type=submit]")  # a key saves its item; Save, what is typed
+    page.wait_for_function("() => document.getElementById('status').textContent.includes('comment')")
     with Gradebook(round3.path) as book:
         state = manual.grade_state(book.db, "r3", "escape", "q4")
     assert (state["applied"], state["comment"], state["adjustment"], state["adjustment_reason"]) == (
@@ -870,13 +933,14 @@ def test_a_code_question_shows_the_code_that_ran_not_a_decoy(r3_page, round3):
 
 
 @pytest.mark.full  # a second interpreter starting lecturelib: seconds on a loaded machine
-def test_the_command_serves_the_app(gradebook):
+def test_the_command_serves_the_app(gradebook, tmp_path):
     """``lecturelib gradebook serve`` as the README spells it: the address it prints opens the
     app (the command had lost the app's package in issue 41's move)."""
     import subprocess
 
     proc = subprocess.Popen([str(ROOT / ".venv" / "bin" / "lecturelib"), "gradebook", "serve",
-                             "--gradebook", str(gradebook)], stdout=subprocess.PIPE,
+                             "--gradebook", str(solo_copy(gradebook, tmp_path / "solo.sqlite"))],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         lines = [proc.stdout.readline() for _ in range(2)]
@@ -890,18 +954,6 @@ def test_the_command_serves_the_app(gradebook):
     finally:
         proc.terminate()
         proc.wait(10)
-
-
-@pytest.mark.browser
-def test_the_graders_name_is_saved_with_the_change_key(r3_page, round3):
-    """The start page's name form is a change like any other: sent with the change key."""
-    page, watch = r3_page
-    page.goto(round3.base + "/")
-    page.fill("#grader", "ta_zoe")
-    with page.expect_navigation():
-        page.click("form.grader-name button[type=submit]")
-    assert "Grading as ta_zoe" in page.locator("header.top").text_content()
-    assert not watch.problems, watch.problems
 
 
 # ------------------------------------------------------------------------ round four (issue 43)
@@ -949,10 +1001,11 @@ def round4(tmp_path_factory):
             reference = dataclasses.replace(REFERENCE, exercise_ids=ours)
             rows = score_questions(QUESTIONS, _run([1.0, 1.0]), reference, nb)
             book.record(student, "1", GradeReport(f"{student}.ipynb", "r4", rows, []))
-    server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"])
+    server = Server(path, roster=read_roster(roster_file), graders=["Ann Lee", "Bo Chen"],
+                    staff={"Ines Ward": "instructor", "Ann Lee": "ta", "Bo Chen": "ta"})
     server.path, server.order = path, fair_order(path, "r4", "q4", ROSTER)
     server.roster, server.pristine = read_roster(roster_file), folder / "pristine.sqlite"
-    shutil.copy(path, server.pristine)  # before any test grades: each of Ann Lee's answers pending
+    copy_gradebook(path, server.pristine)  # before any test grades: each of Ann Lee's answers pending
     yield server
     server.close()
 
@@ -963,7 +1016,7 @@ def ann_lee_page(browser, server):
                                   timezone_id="Pacific/Auckland")
     page = context.new_page()
     watch = Watch(page)
-    page.goto(f"{server.url}&grader=" + urllib.parse.quote("Ann Lee"))
+    page.goto(server.link("Ann Lee"))
     return context, page, watch
 
 
@@ -1001,35 +1054,23 @@ def test_display_math_inside_a_paragraph_is_typeset_as_display(r4_page, round4):
 
 
 @pytest.mark.browser
-def test_a_name_with_spaces_and_accents_is_set_on_the_start_page(browser, round4):
-    """Item 2: the start page sets "Zoë van Dijk", every change is recorded under it, and a
-    name that is not one is refused with the rule."""
-    context = browser.new_context()
+def test_a_name_with_spaces_and_accents_comes_from_the_link(browser, round4):
+    """Issue 50: the name every change is recorded under is the one of the personal link
+    ("Zoë van Dijk", added by the instructor), never typed: the start page has no name form."""
+    context, page, watch = grader(browser, round4, "Zoë van Dijk")
     try:
-        page = context.new_page()
-        watch = Watch(page)
-        page.goto(round4.url)
-        assert "Grading as grader" in page.locator("header.top").text_content()
-        page.fill("#grader", "<b>Mallory</b>")
-        page.click("form.grader-name button[type=submit]")
-        page.wait_for_function("() => document.querySelector('form.grader-name output').textContent !== ''")
-        assert "letters" in page.locator("form.grader-name output").text_content()
-        page.fill("#grader", "Zoë van Dijk")
-        with page.expect_navigation():
-            page.click("form.grader-name button[type=submit]")
-        assert "Grading as Zoë van Dijk" in page.locator("header.top").text_content()
+        assert "Signed in as Zoë van Dijk (teaching assistant)" in page.locator("header.top").text_content()
+        assert page.locator("form.grader-name").count() == 0 and page.locator("#grader").count() == 0
         open_r4(page, round4, "1006")
         page.keyboard.press("2")
         page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
         assert "Zoë van Dijk" in page.locator("#graded-by").text_content()
         page.goto(f"{round4.base}/audit/r4")
         assert "Zoë van Dijk" in page.locator("table.audit").text_content()
         with Gradebook(round4.path) as book:
             assert manual.audit_log(book.db, "r4")[-1]["who"] == "Zoë van Dijk"
         assert not watch.problems, watch.problems
-        # the printed address with a name given: spaces and accents too, no error
-        page.goto(f"{round4.url}&grader=" + urllib.parse.quote("Łucja Nowak-Ó'Brien"))
-        assert "Grading as Łucja Nowak-Ó'Brien" in page.locator("header.top").text_content()
     finally:
         context.close()
 
@@ -1135,7 +1176,7 @@ def test_roster_names_next_ungraded_and_local_times(browser, round4, tmp_path):
     import zoneinfo
 
     path = tmp_path / "gradebook.sqlite"
-    shutil.copy(round4.pristine, path)
+    copy_gradebook(round4.pristine, path)
     server = Server(path, roster=round4.roster, graders=["Ann Lee", "Bo Chen"])
     server.path, server.order = path, round4.order
     context, page, watch = ann_lee_page(browser, server)
@@ -1209,12 +1250,13 @@ def graded_by_ann_owed_by_bo(round4, tmp_path, applied, comment=""):
     """A copy of round four's gradebook (the other tests' answers left as they are) where
     Ann Lee has graded an answer that Bo Chen owes a blind second mark: (path, student)."""
     path = tmp_path / "gradebook.sqlite"
-    shutil.copy(round4.path, path)
+    copy_gradebook(round4.path, path)
     with Gradebook(path) as book:
         allocation.create_table(book.db)
         student = next(s for s in ROSTER if allocation.second_grader(
             book.db, "r4", "q4", s, list(ROSTER), ["Ann Lee", "Bo Chen"]) == "Bo Chen" and not
-            book.db.execute("SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone())
+            book.db.execute("SELECT 1 FROM second_marks WHERE student=?", (s,)).fetchone()
+            and "Bo Chen" not in manual.graders_of(book.db, "r4", s, "q4"))  # another test's grade
         state = manual.grade_state(book.db, "r4", student, "q4")
         manual.save_grade(book.db, "r4", student, "q4", who="Ann Lee", version=state["version"],
                           applied=applied, comment=comment)
@@ -1274,7 +1316,7 @@ def test_leaving_with_unsaved_text_asks_first(browser, round4):
         page = context.new_page()
         asked = []
         page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
-        page.goto(f"{round4.url}&grader=ta_ann")
+        page.goto(round4.link("ta_ann"))
         open_r4(page, round4, "1006")
         page.click("#comment")
         page.keyboard.type("Half a thought")
@@ -1320,10 +1362,10 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
             page.click("#regrade-queue a")
         typeset(page)
         assert page.locator("section.regrade blockquote").text_content() == "I <b>did</b> show the second step."
-        assert "another grader resolves it" in page.locator("section.regrade").text_content()
+        assert "an instructor decides it" in page.locator("section.regrade").text_content()  # a TA
         assert page.locator("#regrade-form").count() == 0
         context.close()
-        context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
+        context, page, watch = grader(browser, server, "Ines Ward", "instructor")
         answer = f"{server.base}/grade/r4/q4/{round4.order.index('1003') + 1}"
         page.goto(answer)
         typeset(page)
@@ -1344,7 +1386,6 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
         with Gradebook(round4.path) as book:  # a change with no items named changes nothing
             current = manual.grade_state(book.db, "r4", "1003", "q4")
         headers = api_headers(server)
-        headers["Cookie"] += "; lecturelib_grader=Bo%20Chen"
         status, text, _ = request(server, "POST", "/api/regrade", json.dumps(dict(
             assignment="r4", question="q4", sid=server.ctx.sid("1003"), version=current["version"],
             answer_sha=manual.answer_sha(current["answer"]), request=number, outcome="change",
@@ -1358,9 +1399,9 @@ def test_a_regrade_request_is_resolved_on_the_answers_page(browser, round4):
             state = manual.grade_state(book.db, "r4", "1003", "q4")
             actions = [e["action"] for e in manual.audit_log(book.db, "r4") if e["student"] == "1003"]
             (done,) = [r for r in regrades.requests(book.db, "r4") if r["id"] == number]
-        assert (state["applied"], state["comment"], state["grader"]) == (["a", "b"], "A comment first.", "Bo Chen")
+        assert (state["applied"], state["comment"], state["grader"]) == (["a", "b"], "A comment first.", "Ines Ward")
         assert actions[-2:] == [f"grade (regrade {number})", f"regrade {number} resolved"]
-        assert (done["status"], done["decided_by"]) == ("resolved", "Bo Chen")
+        assert (done["status"], done["decided_by"]) == ("resolved", "Ines Ward")
         feedback = (feedback_folder(round4.path, "r4") / "1003.md").read_text(encoding="utf-8")
         assert "Agreed: the second step is on the second line." in feedback
         assert not watch.problems, watch.problems
@@ -1380,19 +1421,19 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
         allocation.save_second_mark(book.db, "r4", student, "q4", who="Bo Chen", applied=["a"])
     server = Server(path, graders=graders, double_mark=100)
     try:
-        headers = api_headers(server)  # no grader's name: refused
+        headers = api_headers(server, server.secret("Cy Dorn"))  # a teaching assistant: refused
         with Gradebook(path) as book:
             current = manual.grade_state(book.db, "r4", student, "q4")
         status, text, _ = request(server, "POST", "/api/double-mark", json.dumps(dict(
             assignment="r4", question="q4", sid=server.ctx.sid(student), version=current["version"],
             answer_sha=manual.answer_sha(current["answer"]), keep="second")), headers)
-        assert status == 400 and "Set your name" in text, text
+        assert status == 403 and "Only an instructor" in text, text
         context, page, watch = grader(browser, server, urllib.parse.quote("Bo Chen"))
         page.goto(f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}")
-        assert "you gave one of the two marks" in page.locator("section.double").text_content()
+        assert "an instructor decides it" in page.locator("section.double").text_content()
         assert page.locator("#double-form").count() == 0
         context.close()
-        context, page, watch = grader(browser, server, urllib.parse.quote("Zoë van Dijk"))
+        context, page, watch = grader(browser, server, "Ines Ward", "instructor")
         waiting = page.locator("span.waiting").text_content()  # the start page says so
         page.goto(f"{server.base}/stats/r4")
         rows = page.locator("#disagreements tbody tr")
@@ -1426,7 +1467,7 @@ def test_a_disagreement_of_two_blind_marks_is_resolved_by_a_third_grader(browser
         with Gradebook(path) as book:
             state = manual.grade_state(book.db, "r4", student, "q4")
             actions = [e["action"] for e in manual.audit_log(book.db, "r4") if e["student"] == student]
-        assert (state["applied"], state["grader"]) == (["a"], "Zoë van Dijk")
+        assert (state["applied"], state["grader"]) == (["a"], "Ines Ward")
         assert state["comment"] == "Both steps are there, the second barely."
         assert actions[-2:] == ["grade (double marking)", "double marking resolved"]
         page.goto(f"{server.base}/stats/r4")
@@ -1449,7 +1490,7 @@ def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path)
         page = context.new_page()
         asked = []
         page.on("dialog", lambda d: (asked.append(d.type), d.accept()))
-        page.goto(f"{server.url}&grader=" + urllib.parse.quote("Bo Chen"))
+        page.goto(server.link("Bo Chen"))
         where = f"{server.base}/grade/r4/q4/{round4.order.index(student) + 1}"
         page.goto(where)
         typeset(page)
@@ -1470,3 +1511,252 @@ def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path)
     finally:
         context.close()
         server.close()
+
+
+# ------------------------------------------------------------------------ issue 50: the grading team
+# Personal sign-in links and roles, a revoked link refused at once, keys that never race,
+# HTTPS.  The module server's staff is TEAM (Ines Ward the instructor, two teaching assistants).
+
+
+def test_a_personal_link_alone_signs_in_with_staff(server):
+    """With staff, the single token signs nobody in, nor a made-up or typed name: only a
+    person's own link, and the pages say who they are from it."""
+    for secret in (server.ctx.token, "x" * 43):
+        status, text, _ = request(server, "GET", "/?token=" + secret)
+        assert status == 403 and "token" in text
+    cookie, _ = sign_in(server, server.secret("ta_anna"))
+    status, page, _ = request(server, "GET", "/?grader=Ines%20Ward", headers={"Cookie": cookie})
+    assert status == 200 and "Signed in as <strong>ta_anna</strong> (teaching assistant)" in page
+    assert 'class="grader-name"' not in page
+
+
+def test_a_teaching_assistants_rubric_edit_is_refused_and_the_instructors_accepted(server):
+    with Gradebook(server.path) as book:
+        item = manual.rubric(book.db, "toy", "q4")[0]
+    body = json.dumps({"assignment": "toy", "question": "q4", "item": item["id"], "version": item["version"],
+                       "points": item["points"], "text": item["text"]})
+    status, text, _ = request(server, "POST", "/api/rubric", body, api_headers(server, server.secret("ta_ben")))
+    assert status == 403 and "Only an instructor edits the rubric" in text
+    cookie, _ = sign_in(server, server.secret("ta_ben"))
+    # the first answer's page: the rendering process may still be starting (seconds, on 2 cores)
+    status, page, _ = request(server, "GET", "/grade/toy/q4/1", headers={"Cookie": cookie}, timeout=60)
+    assert status == 200 and "edit-item" not in page  # not offered
+    status, text, _ = request(server, "POST", "/api/rubric", body, api_headers(server))  # Ines Ward
+    assert status == 200 and json.loads(text)["state"]["version"] == item["version"] + 1
+    status, page, _ = request(server, "GET", "/grade/toy/q4/1", headers={"Cookie": sign_in(server)[0]}, timeout=60)
+    assert page.count('class="edit-item"') == len(ITEMS)
+    with Gradebook(server.path) as book:
+        assert manual.audit_log(book.db, "toy")[-1]["who"] == "Ines Ward"
+
+
+def test_a_revoked_link_is_refused_on_its_next_request(server):
+    secret = server.secret("ta_temp")
+    headers = api_headers(server, secret)
+    cookie = headers["Cookie"].split(";")[0]
+    assert request(server, "GET", "/", headers={"Cookie": cookie})[0] == 200
+    with Gradebook(server.path) as book:
+        staff_module.revoke(book.db, "ta_temp")
+    status, text, _ = request(server, "GET", "/", headers={"Cookie": cookie})
+    assert status == 403 and "access ended" in text
+    status, text, _ = request(server, "POST", "/api/rubric", json.dumps({"assignment": "toy"}), headers)
+    assert status == 403 and "access ended" in text
+    assert request(server, "GET", "/?token=" + secret)[0] == 403
+
+
+@pytest.fixture
+def owed(round4, tmp_path):
+    """Round four's app (double marking of every answer) where Bo Chen owes a blind second
+    mark on an answer Ann Lee graded: (server, student)."""
+    path, student = graded_by_ann_owed_by_bo(round4, tmp_path, ["a"])
+    server = Server(path, graders=["Ann Lee", "Bo Chen"], double_mark=100)
+    server.order = round4.order
+    yield server, student
+    server.close()
+
+
+def test_the_owed_second_marker_neither_grades_nor_group_grades_the_answer(owed):
+    """Red team: the grader who owed the blind second mark graded the answer (or its group)
+    instead, replacing the first mark; no disagreement was ever listed."""
+    server, student = owed
+    with Gradebook(server.path) as book:
+        state = manual.grade_state(book.db, "r4", student, "q4")
+    body = {"assignment": "r4", "question": "q4", "sid": server.ctx.sid(student), "version": state["version"],
+            "answer_sha": manual.answer_sha(state["answer"])}
+    bo = server.secret("Bo Chen")
+    for extra in ({"op": "apply", "item": "b"}, {"applied": ["a", "b"]}):
+        status, text, _ = request(server, "POST", "/api/grade", json.dumps({**body, **extra}), api_headers(server, bo))
+        assert status == 403 and "second mark" in text, text
+    with Gradebook(server.path) as book:
+        after = manual.grade_state(book.db, "r4", student, "q4")
+        assert (after["applied"], after["grader"], after["version"]) == (["a"], "Ann Lee", state["version"])
+
+
+def test_plain_http_off_this_machine_is_refused(gradebook, tmp_path, capsys):
+    from lecturelib.grading.webapp import start
+
+    with pytest.raises(grading.GradingError, match="without TLS"):
+        start(gradebook, host="0.0.0.0")
+    base = ["gradebook", "serve", "--gradebook", str(gradebook), "--host", "0.0.0.0"]
+    assert grading.main(base) == 2
+    err = capsys.readouterr().err
+    assert "--tls-self-signed" in err and err.count("\n") == 1
+    assert grading.main(base + ["--tls-cert", str(tmp_path / "missing.pem")]) == 2
+    assert "go together" in capsys.readouterr().err
+
+
+@pytest.mark.browser
+def test_a_teaching_assistant_grades_with_her_link_and_is_not_offered_the_rubric_edit(browser, server):
+    """In Chromium: the TA's link opens her pages under her name; her key saves a grade
+    recorded under it; the rubric's edit is not on her page but is on the instructor's."""
+    context, page, watch = grader(browser, server, "ta_cleo")
+    try:
+        assert "Signed in as ta_cleo" in page.locator("header.top").text_content()
+        position = roster(server).index(STUDENTS[3]) + 1
+        open_answer(page, server, "q4", position, math=False)
+        assert page.locator("form.edit-item").count() == 0 and page.locator("details.edit").count() == 0
+        pressed = page.locator("button.item[data-item='a']").get_attribute("aria-pressed") == "true"
+        page.keyboard.press("1")
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        with Gradebook(server.path) as book:
+            state = manual.grade_state(book.db, "toy", STUDENTS[3], "q4")
+            assert ("a" in state["applied"]) != pressed and state["grader"] == "ta_cleo"
+            assert manual.audit_log(book.db, "toy")[-1]["who"] == "ta_cleo"
+        page.goto(server.url)  # the instructor's link, in the same browser: now she is Ines Ward
+        open_answer(page, server, "q4", position, math=False)
+        assert page.locator("form.edit-item").count() == len(ITEMS)
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_an_open_page_stops_at_once_when_its_link_is_revoked(browser, server):
+    context, page, watch = grader(browser, server, "ta_dev")
+    try:
+        open_answer(page, server, "q4", 2, math=False)
+        with Gradebook(server.path) as book:
+            staff_module.revoke(book.db, "ta_dev")
+            before = len(manual.audit_log(book.db, "toy"))
+        page.keyboard.press("2")
+        page.wait_for_selector("#conflict:not([hidden])")
+        assert "access ended" in page.locator("#conflict").text_content()
+        with Gradebook(server.path) as book:
+            assert len(manual.audit_log(book.db, "toy")) == before
+        page.reload()
+        assert "access ended" in page.content()
+    finally:
+        context.close()
+
+
+@pytest.mark.browser
+def test_three_rubric_keys_20_ms_apart_on_a_slow_save_all_land(browser, gradebook, tmp_path):
+    """Red team: keys 1, 2, 3 in quick succession each sent a whole grade computed from the
+    page before the previous save came back, and some were lost (or shown as a conflict
+    with oneself).  Each save here waits 300 ms before it answers."""
+    path = solo_copy(gradebook, tmp_path / "keys.sqlite")
+    with Gradebook(path) as book, book.db:
+        book.db.execute("DELETE FROM manual_grades")
+        book.db.execute("DELETE FROM audit")
+    server = Server(path)
+    server.ctx.save_delay = 0.3
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page)
+    try:
+        page.goto(server.url)  # the single token's one person, the instructor
+        position = fair_order(path, "toy", "q4", STUDENTS).index(STUDENTS[2]) + 1
+        open_answer(page, server, "q4", position, math=False)
+        for key in "123":
+            page.keyboard.press(key)
+            page.wait_for_timeout(20)
+        page.wait_for_function("() => document.querySelectorAll(\"button.item[aria-pressed='true']\").length === 3")
+        with Gradebook(path) as book:
+            for _ in range(100):  # the three replies come back within about a second
+                if len(manual.audit_log(book.db, "toy")) == 3:
+                    break
+                page.wait_for_timeout(50)
+            state = manual.grade_state(book.db, "toy", STUDENTS[2], "q4")
+            audit = manual.audit_log(book.db, "toy")
+        assert sorted(state["applied"]) == ["a", "b", "x1"] and state["version"] == 3
+        assert [e["who"] for e in audit] == ["instructor"] * 3
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('Saved')")
+        assert page.locator("#conflict").is_hidden()
+        assert page.locator("#score").text_content() == f"{state['score']:g}"  # a + b + x1
+        assert not watch.problems, watch.problems
+    finally:
+        context.close()
+        server.close()
+
+
+@pytest.mark.browser
+def test_the_app_over_a_self_signed_certificate_with_a_secure_cookie(browser, gradebook):
+    """``serve --tls-self-signed``: Chromium trusting that certificate (its public key's
+    hash, as a grader who checked the printed fingerprint would) loads the page; the
+    certificate is the one whose fingerprint was printed; the cookies are Secure and
+    HttpOnly."""
+    import hashlib
+    import ssl
+
+    from test_book import chromium
+
+    server = Server(gradebook, tls_self_signed=True)
+    try:
+        assert server.url.startswith("https://127.0.0.1:")
+        unverified = ssl._create_unverified_context()  # the test checks the fingerprint itself
+        with unverified.wrap_socket(__import__("socket").create_connection((server.host, server.port))) as tls:
+            der = tls.getpeercert(binary_form=True)
+        assert hashlib.sha256(der).hexdigest().upper() == server.ctx.fingerprint.replace(":", "")
+        trusting = browser.browser_type.launch(executable_path=chromium(), args=[
+            "--no-sandbox", "--disable-gpu", f"--ignore-certificate-errors-spki-list={server.ctx.spki}"])
+        try:
+            page = trusting.new_page()
+            page.goto(server.url)
+            assert page.url == f"{server.base}/" and "Questions to grade" in page.content()
+            cookies = {c["name"]: c for c in page.context.cookies()}
+            assert cookies["lecturelib_token"]["secure"] and cookies["lecturelib_token"]["httpOnly"]
+            assert cookies["_xsrf"]["secure"]
+        finally:
+            trusting.close()
+        with pytest.raises(Exception, match="ERR_CERT"):  # a browser that does not trust it
+            browser.new_page().goto(server.url)
+    finally:
+        server.close()
+
+
+def test_an_instructor_who_graded_does_not_resolve_its_regrade_request(server):
+    """The grader of an answer, known by her link, is told to leave its regrade request to
+    another instructor, who resolves it; a teaching assistant may not."""
+    from lecturelib.grading.gradebook import regrades
+
+    student = STUDENTS[7]
+    with Gradebook(server.path) as book:
+        state = manual.grade_state(book.db, "toy", student, "q4")
+    body = {"assignment": "toy", "question": "q4", "sid": server.ctx.sid(student), "version": state["version"],
+            "answer_sha": manual.answer_sha(state["answer"])}
+    status, text, _ = request(server, "POST", "/api/grade", json.dumps({**body, "op": "save", "comment": "Mine."}),
+                              api_headers(server))  # Ines Ward grades it
+    assert status == 200, text
+    body["version"] = json.loads(text)["state"]["version"]
+    with Gradebook(server.path) as book:
+        number = regrades.request(book.db, "toy", student, "q4", reason="Look again.", who="Ines Ward")
+    decision = json.dumps({**body, "request": number, "outcome": "keep", "decision": "Kept."})
+    status, text, _ = request(server, "POST", "/api/regrade", decision, api_headers(server))
+    assert status == 400 and "another grader resolves" in text
+    status, text, _ = request(server, "POST", "/api/regrade", decision, api_headers(server, server.secret("ta_ben")))
+    assert status == 403 and "Only an instructor" in text
+    status, text, _ = request(server, "POST", "/api/regrade", decision,
+                              api_headers(server, server.secret("Jo Marsh", "instructor")))
+    assert status == 200, text
+    with Gradebook(server.path) as book:
+        assert regrades.requests(book.db, "toy")[-1]["decided_by"] == "Jo Marsh"
+
+
+def test_shares_name_people_on_the_staff(server, gradebook):
+    """With staff, ``serve --graders`` names people on it (a share is a person's), and the
+    single-token mode's name is a grader's name."""
+    from lecturelib.grading.webapp import start
+
+    with pytest.raises(grading.GradingError, match="not on the staff: Nobody Here"):
+        start(gradebook, graders=["ta_anna", "Nobody Here"])
+    with pytest.raises(grading.GradingError, match="letters"):
+        start(gradebook, instructor="<b>me</b>")

@@ -43,8 +43,7 @@ def grouped(tmp_path_factory):
     path = tmp_path_factory.mktemp("groups") / "gradebook.sqlite"
     with Gradebook(path) as book:
         record(book, "g", ANSWERS)
-    server = Server(path)
-    server.path = path
+    server = Server(path, staff={"Ines Ward": "instructor", "Ann Lee": "ta"})
     yield server
     server.close()
 

@@ -10,6 +10,9 @@
     lecturelib gradebook feedback --assignment NAME [--gradebook FILE] [--output DIR]
     lecturelib gradebook serve --gradebook FILE [--port N] [--host 127.0.0.1] [--anonymous]
         [--roster CSV] [--graders "Ann Lee,Bo Chen"] [--double-mark PERCENT]
+        [--tls-cert PEM --tls-key PEM | --tls-self-signed | --insecure-http] [--instructor NAME]
+    lecturelib gradebook staff add NAME --role ta|instructor [--address URL] --gradebook FILE
+    lecturelib gradebook staff list|revoke NAME|link NAME --gradebook FILE
 
 and the course operations of :mod:`.course` (``collect``, ``gradebook export --format
 canvas|moodle``, ``gradebook late``, ``gradebook similarity``, ``gradebook summary``).
@@ -146,6 +149,22 @@ def _parser() -> argparse.ArgumentParser:
                                      '"next ungraded" takes each to the answers of their share')
     s.add_argument("--double-mark", type=float, default=0.0, metavar="PERCENT",
                    help="with --graders: the share of answers marked a second time, blind (e.g. 10)")
+    s.add_argument("--tls-cert", metavar="PEM", help="HTTPS with this certificate (and --tls-key)")
+    s.add_argument("--tls-key", metavar="PEM", help="the private key of --tls-cert")
+    s.add_argument("--tls-self-signed", action="store_true",
+                   help="HTTPS with a certificate made now; its SHA-256 fingerprint is printed")
+    s.add_argument("--insecure-http", action="store_true",
+                   help="allow plain HTTP off this machine (--host): grades and links travel in clear")
+    s.add_argument("--instructor", default="instructor", metavar="NAME",
+                   help="without staff: the name the single-token mode records changes under")
+    t = gsub.add_parser("staff", help="the grading staff, each with a personal sign-in link: "
+                                      "add, list, revoke, link")
+    t.add_argument("staff_action", choices=("add", "list", "revoke", "link"))
+    t.add_argument("name", nargs="?", help="the person (add, revoke, link)")
+    t.add_argument("--role", choices=("ta", "instructor"), help="with add: what they may do")
+    t.add_argument("--address", metavar="URL", help="with add and link: the app's address "
+                                                    "(https://HOST:PORT) the link starts with")
+    t.add_argument("--gradebook", default=DEFAULT_GRADEBOOK)
     add_course_commands(sub, gsub)
     review.add_review_commands(gsub, DEFAULT_GRADEBOOK)
     return parser
@@ -234,6 +253,8 @@ def _gradebook(args) -> int:
         raise GradingError(f"{args.gradebook}: no such gradebook")
     if args.action == "serve":
         return _serve(args)
+    if args.action == "staff":
+        return _staff(args)
     if handles(args):
         return run_gradebook_action(args)
     if review.handles(args):
@@ -305,7 +326,37 @@ def _serve(args) -> int:
         roster = read_roster(args.roster)
     return serve(args.gradebook, host=args.host, port=args.port, anonymous=args.anonymous,
                  roster=roster, graders=review.graders_option(args.graders),
-                 double_mark=args.double_mark)
+                 double_mark=args.double_mark, instructor=args.instructor, tls_cert=args.tls_cert,
+                 tls_key=args.tls_key, tls_self_signed=args.tls_self_signed,
+                 insecure_http=args.insecure_http)
+
+
+def _staff(args) -> int:
+    from ..gradebook import staff
+
+    if args.staff_action != "list" and not args.name:
+        raise GradingError(f"staff {args.staff_action} needs the person's name")
+    if args.staff_action == "add" and not args.role:
+        raise GradingError("staff add needs --role ta or --role instructor")
+    address = (args.address or "").rstrip("/")
+    if address and not address.startswith(("https://", "http://")):
+        raise GradingError("--address is the app's address, e.g. https://10.0.0.5:8443")
+    with Gradebook(args.gradebook) as book:
+        if args.staff_action == "list":
+            sys.stdout.write(staff.staff_table(staff.members(book.db)))
+            return 0
+        if args.staff_action == "revoke":
+            staff.revoke(book.db, args.name)
+            print(f"{plain(args.name, 40)}'s access ended (their link and open pages)")
+            return 0
+        secret = (staff.add(book.db, args.name, args.role) if args.staff_action == "add"
+                  else staff.new_link(book.db, args.name))
+    print(f"{plain(args.name, 40)}'s personal sign-in link (shown this once: send it to them "
+          "privately; the gradebook keeps only its hash):")
+    print(f"    {address or 'https://HOST:PORT'}/?token={secret}")
+    if not address:
+        print("(HOST:PORT: the address `lecturelib gradebook serve` prints)")
+    return 0
 
 
 def main(argv=None) -> int:

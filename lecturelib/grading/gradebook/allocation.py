@@ -132,13 +132,17 @@ def double_sample(db, assignment: str, qid: str, students, percent: float) -> li
     return [s for s in fair_order(db, assignment, qid, students) if s in chosen]
 
 
-def second_grader(db, assignment: str, qid: str, student: str, students, graders: list[str]) -> str:
-    """Who marks ``student``'s answer a second time: the grader after its first one."""
+def second_grader(db, assignment: str, qid: str, student: str, students, graders: list[str],
+                  first=()) -> str:
+    """Who marks ``student``'s answer a second time: the grader after the one whose share
+    holds it, or the next after them who gave none of its grade (``first``: who did, as
+    when someone graded it from its group)."""
     if len(graders) < 2:
         raise GradingError("double marking needs at least two graders")
     for i, (grader, mine) in enumerate(shares(db, assignment, qid, students, graders).items()):
         if student in mine:
-            return graders[(i + 1) % len(graders)]
+            rotation = [graders[(i + k) % len(graders)] for k in range(1, len(graders) + 1)]
+            return next((g for g in rotation if g not in set(first)), rotation[0])
     raise GradingError(f"no answer of {student!r} to {qid}")
 
 
@@ -155,7 +159,7 @@ def save_second_mark(db, assignment: str, student: str, qid: str, *, who: str, a
     state = manual.grade_state(db, assignment, student, qid)
     if state["kind"] != "written":
         raise GradingError(f"{qid} is scored by its checks: only written answers are double marked")
-    if state["grader"] == who:
+    if who in manual.graders_of(db, assignment, student, qid):
         raise GradingError(f"{who} gave the first mark: the second comes from another grader")
     items = [i["id"] for i in manual.rubric(db, assignment, qid)]
     if not isinstance(applied, list) or not set(applied) <= set(items) or len(set(applied)) != len(applied):
@@ -165,6 +169,10 @@ def save_second_mark(db, assignment: str, student: str, qid: str, *, who: str, a
            manual.answer_sha(state["answer"]),
            datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     with db:
+        if db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=? "
+                      "AND answer_sha=?", (assignment, qid, student, row[6])).fetchone():
+            raise GradingError("this answer has its blind second mark already: a second mark is "
+                               "never replaced")
         db.execute("INSERT OR REPLACE INTO second_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         manual._audit(db, who, assignment, student, qid, "second mark", {},
                       {"applied": json.loads(row[4]), "adjustment": adjustment})
@@ -251,7 +259,7 @@ def resolve_disagreement(db, assignment: str, student: str, qid: str, *, who: st
             raise manual.Conflict(state, "resolved")
         raise GradingError(f"no disagreement of double marking to resolve on this answer of "
                            f"{assignment} {qid}")
-    if who in (pair["first"]["grader"], pair["second"]["grader"]):
+    if who in manual.graders_of(db, assignment, student, qid) | {pair["second"]["grader"]}:
         raise GradingError(f"{who} gave one of the two marks: a third grader resolves the disagreement")
     manual.check_seen(state, version, shown_sha)
     sha = manual.answer_sha(state["answer"])
@@ -323,13 +331,15 @@ def owes_second_mark(db, assignment: str, qid: str, student: str, *, grader: str
     if student not in double_sample(db, assignment, qid, students, percent):
         return False
     state = manual.grade_state(db, assignment, student, qid)
-    if state["kind"] != "written" or not state["graded"] or state["grader"] == grader:
+    if state["kind"] != "written" or not state["graded"]:
         return False
-    if second_grader(db, assignment, qid, student, students, graders) != grader:
+    first = manual.graders_of(db, assignment, student, qid)
+    if grader in first or second_grader(db, assignment, qid, student, students, graders, first) != grader:
         return False
     create_table(db)
-    return db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=?",
-                      (assignment, qid, student)).fetchone() is None
+    return db.execute("SELECT 1 FROM second_marks WHERE assignment=? AND question=? AND student=? "
+                      "AND answer_sha=?", (assignment, qid, student,
+                                           manual.answer_sha(state["answer"]))).fetchone() is None
 
 
 def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,
@@ -345,11 +355,10 @@ def next_ungraded(db, assignment: str, qid: str, *, grader: str | None = None,
     first = next((s for s in mine if s in pending), None)
     if first is not None or not (graders and grader in graders and percent):
         return first
-    create_table(db)
-    marked = {r[0] for r in db.execute("SELECT student FROM second_marks WHERE assignment=? AND "
-                                       "question=?", (assignment, qid))}
     for student in double_sample(db, assignment, qid, students, percent):
-        if (student not in pending and student not in marked
-                and second_grader(db, assignment, qid, student, students, graders) == grader):
+        # the same test as the answer's page: an answer it would not show for a second mark
+        # (graded from its group by this grader, say) is not offered again and again
+        if student not in pending and owes_second_mark(db, assignment, qid, student, grader=grader,
+                                                       graders=graders, percent=percent):
             return student
     return None

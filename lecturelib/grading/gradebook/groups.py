@@ -574,6 +574,7 @@ def grade_group(db, assignment: str, qid: str, number: int, *, who: str, applied
         for student in members:
             if versions.get(student) != current[student]["version"]:
                 raise manual.Conflict(current[student], "version")
+    manual.check_group_grade(db, assignment, qid, members, who)  # never another grader's grade
     states = []
     for student in members:
         version = current[student]["version"]

@@ -57,12 +57,17 @@ CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, who TEXT NOT NULL,
     assignment TEXT NOT NULL, student TEXT NOT NULL, question TEXT NOT NULL,
     action TEXT NOT NULL, before TEXT NOT NULL, after TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_of_answer ON audit (assignment, student, question);
 """
 MAX_COMMENT = 5000
 MAX_REASON = 300
 MAX_ITEM_TEXT = 300
 MAX_GRADER_NAME = 40
 NAME_MARKS = " .'’_@+-"  # besides letters, marks and digits of any script
+# Unicode's default-ignorable code points that are marks or letters (the others are format or
+# control characters, refused by category): invisible, so two names differing by one look alike
+INVISIBLE = frozenset([0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0,
+                       *range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
 GRADER_RULE = (f"a grader's name is 1 to {MAX_GRADER_NAME} letters (of any script), digits, "
                "single spaces between words (none before or after) or . ' _ @ + -")
 
@@ -116,7 +121,8 @@ def grader_name(name) -> str | None:
     if (not 1 <= len(name) <= MAX_GRADER_NAME or name != name.strip(" ") or "  " in name
             or not any(unicodedata.category(c)[0] in "LN" for c in name)):
         return None
-    if all(unicodedata.category(c)[0] in "LMN" or c in NAME_MARKS for c in name):
+    if all((unicodedata.category(c)[0] in "LMN" and ord(c) not in INVISIBLE) or c in NAME_MARKS
+           for c in name):
         return name
     return None
 
@@ -169,8 +175,10 @@ def rubric(db, assignment: str, qid: str) -> list[dict]:
     seeded from the solution's the first time."""
     row = db.execute("SELECT rubric FROM questions WHERE assignment=? AND question=?",
                      (assignment, qid)).fetchone()
-    if row is not None:
-        with db:
+    have = {r[0] for r in db.execute("SELECT item FROM rubric_items WHERE assignment=? AND "
+                                     "question=?", (assignment, qid))}
+    if row is not None and not {item["id"] for item in json.loads(row[0])} <= have:
+        with db:  # a write only when an item is new (each commit is a disk sync)
             db.executemany(
                 "INSERT OR IGNORE INTO rubric_items (assignment, question, item, position, points, "
                 "text) VALUES (?, ?, ?, ?, ?, ?)",
@@ -360,6 +368,79 @@ def save_grade(db, assignment: str, student: str, qid: str, *, who: str, version
               "decided": confirmed is True or bool(applied) or adjustment != 0}
     action = f"grade ({via})" if via else "grade"
     return _write(db, assignment, student, qid, who, version, action, before, values, shown_sha)
+
+
+def changed_by_others(db, assignment: str, student: str, qid: str, *, since: int, who: str) -> bool:
+    """Whether someone other than ``who`` changed the grade after its version ``since``
+    (the audit records each version a change made)."""
+    return db.execute("SELECT 1 FROM audit WHERE assignment=? AND student=? AND question=? AND who<>? "
+                      "AND json_extract(after, '$.version') > ? LIMIT 1",
+                      (assignment, student, qid, who, since)).fetchone() is not None
+
+
+def graders_of(db, assignment: str, student: str, qid: str) -> set[str]:
+    """Everyone who gave the answer's grade or changed it (by itself, from a group, a regrade
+    or a double-marking decision), from the audit: the people an "another grader" rule
+    compares with."""
+    rows = db.execute("SELECT DISTINCT who FROM audit WHERE assignment=? AND student=? AND "
+                      "question=? AND (action LIKE 'grade%' OR action='override')",
+                      (assignment, student, qid)).fetchall()
+    return {r[0] for r in rows}
+
+
+def check_group_grade(db, assignment: str, qid: str, students, who: str) -> None:
+    """Refuse a group grade by ``who`` that would replace another person's grade of a member
+    (a first mark waiting for its blind second mark, above all): a group grade grades
+    answers nobody graded, or the grader's own."""
+    others = 0
+    for student in students:
+        state = grade_state(db, assignment, student, qid)
+        if state["graded"] and graders_of(db, assignment, student, qid) - {who}:
+            others += 1
+    if others:
+        raise GradingError(f"{others} answer{'s' if others > 1 else ''} of this group "
+                           f"{'were' if others > 1 else 'was'} graded by someone else: a group grade "
+                           "does not replace another grader's grade (split them off first)")
+
+
+def change_grade(db, assignment: str, student: str, qid: str, *, who: str, seen: int,
+                 shown_sha: str | None, apply: str | None = None, remove: str | None = None,
+                 fields: dict | None = None, confirmed: bool = False) -> dict:
+    """One operation on the stored grade of a written answer, as a click or a key of the
+    grading app makes it: ``apply`` a rubric item, ``remove`` one, or set the ``fields``
+    ``comment``, ``adjustment``, ``adjustment_reason`` (``confirmed``: the grader's "Save").
+
+    The operation applies to the grade as it is stored, not to the state a page computed
+    from what it showed: three keys pressed before the first save comes back all land, each
+    with its own audit entry.  ``seen`` is the grade's version the page last showed; a
+    change since by *someone else* is a :class:`Conflict` (two people changing the same
+    grade), the grader's own changes are not.  An item applied that is already applied (or
+    removed that is not) changes nothing and records nothing.
+    """
+    check_grader(who)
+    for item in (apply, remove):
+        if item is not None and item not in {i["id"] for i in rubric(db, assignment, qid)}:
+            raise GradingError(f"question {qid} has no rubric item {str(item)[:20]!r}")
+    fields = fields or {}
+    if set(fields) - {"comment", "adjustment", "adjustment_reason"}:
+        raise GradingError("a grade's fields are its comment, adjustment and adjustment_reason")
+    while True:  # a writer of another process between this read and the write: read again
+        before = grade_state(db, assignment, student, qid)
+        if before["version"] != seen and changed_by_others(db, assignment, student, qid,
+                                                           since=seen, who=who):
+            raise Conflict(before, "version")
+        applied = [a for a in before["applied"] if a != remove]
+        if apply is not None and apply not in applied:
+            applied.append(apply)
+        if not fields and not confirmed and applied == before["applied"]:
+            return before
+        current = {k: before[k] for k in ("comment", "adjustment", "adjustment_reason")} | fields
+        try:
+            return save_grade(db, assignment, student, qid, who=who, version=before["version"],
+                              applied=applied, shown_sha=shown_sha, confirmed=confirmed, **current)
+        except Conflict as conflict:
+            if conflict.why != "version":
+                raise
 
 
 def save_override(db, assignment: str, student: str, qid: str, *, who: str, version: int,

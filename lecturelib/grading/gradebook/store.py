@@ -57,6 +57,7 @@ CREATE TABLE IF NOT EXISTS questions (
     kind TEXT NOT NULL, points REAL NOT NULL, model_answer TEXT NOT NULL, rubric TEXT NOT NULL,
     n_checks INTEGER NOT NULL, PRIMARY KEY (assignment, question));
 """
+BUSY_SECONDS = 10.0
 RESULT_COLUMNS = {"pending": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NULL DEFAULT 'auto'",
                   "checks": "TEXT NOT NULL DEFAULT ''", "answer": "TEXT NOT NULL DEFAULT ''",
                   "answer_note": "TEXT NOT NULL DEFAULT ''"}
@@ -79,7 +80,14 @@ class Gradebook:
         if self.path.exists() and not self.path.is_file():
             raise GradingError(f"gradebook {self.path} exists and is not a file")
         try:
-            self.db = sqlite3.connect(self.path)
+            # WAL: readers never wait for a writer, and a writer waits (up to BUSY_SECONDS)
+            # for another instead of failing: a grading team saving at once, one file.
+            # synchronous=NORMAL, as SQLite advises with WAL: a commit is not synced to disk
+            # (a save takes 2 ms, not 12), so a power cut, not a crash of the app, may undo
+            # the last commits; the file stays consistent either way
+            self.db = sqlite3.connect(self.path, timeout=BUSY_SECONDS)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
             columns = {row[1] for row in self.db.execute("PRAGMA table_info(submissions)")}
             with self.db:  # a gradebook written before these columns existed

@@ -4,10 +4,16 @@ Security, in the order a request meets it:
 
 - the server listens on 127.0.0.1 unless told otherwise, and answers only requests whose
   ``Host`` is the address it listens on (against DNS rebinding);
-- every request needs the random token printed at start: the address with ``?token=``
-  sets an HttpOnly, SameSite=Strict cookie holding a session secret (never the token
-  itself) and redirects to the same page without it, handing the browser the *change key*
+- every request needs a sign-in link's secret: with staff in the gradebook
+  (:mod:`..gradebook.staff`), a person's own link, else the random token printed at start
+  (one person, the instructor).  The address with ``?token=`` sets an HttpOnly,
+  SameSite=Strict cookie (Secure under TLS) holding a session id (never the secret) and
+  redirects to the same page without it, handing the browser the session's *change key*
   in the address's fragment, which the page keeps in the origin's ``localStorage``;
+- who the request is and what they may do (``instructor`` or ``ta``) come from the link
+  alone, checked against the gradebook on every request (:meth:`Base.get_current_user`):
+  a revoked or replaced link stops at its next request, open pages included; a handler
+  an instructor alone may call says so (:func:`instructor_only`), and refuses others (403);
 - every state change is a POST with a JSON body, an ``Origin`` equal to the app's own,
   Tornado's XSRF token (double-submit cookie, in the ``X-XSRFToken`` header) and the change
   key in the ``X-Lecturelib-Key`` header.  Cookies ignore ports, so a program listening on
@@ -33,13 +39,15 @@ place (a number stored in the gradebook, the same after a restart), otherwise th
 (:func:`..gradebook.allocation.fair_order`); "next ungraded" follows the grader's share
 (``serve --graders``).  An answer's page is also where a regrade request is resolved and
 where a third grader resolves the disagreement of two blind marks (``serve --double-mark``).
-The grader's name travels in a cookie, percent-encoded, and is checked
-(:func:`..gradebook.manual.grader_name`) every time it is read.
+A rubric key is an operation on the stored grade (:func:`..gradebook.manual.change_grade`),
+so keys pressed faster than the saves come back all land.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import functools
 import hashlib
 import hmac
 import importlib.metadata
@@ -47,7 +55,7 @@ import json
 import re
 import secrets
 from pathlib import Path
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import urlsplit
 
 import tornado.web
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -55,7 +63,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from ..core.notebook import GradingError
 from ..core.report import plain
 from ..core.submissions import feedback_folder
-from ..gradebook import allocation, groups, manual, regrades
+from ..gradebook import allocation, groups, manual, regrades, staff
 from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
 from .groups_page import current_groups, page_groups
@@ -63,7 +71,7 @@ from .render import BudgetedRenderer
 
 HERE = Path(__file__).resolve().parent
 TOKEN_COOKIE = "lecturelib_token"
-GRADER_COOKIE = "lecturelib_grader"
+MAX_SESSIONS = 2000  # sign-ins kept in memory; the oldest is forgotten first (sign in again)
 KEY_HEADER = "X-Lecturelib-Key"
 MAX_BODY = 64 * 1024
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -85,11 +93,15 @@ class Context:
 
     def __init__(self, gradebook_path, token: str, anonymous: bool, allowed_hosts: set[str],
                  renderer: BudgetedRenderer | None = None, *, roster=None, graders=(),
-                 double_mark: float = 0.0):
+                 double_mark: float = 0.0, instructor: str = "instructor", tls: bool = False):
         self.book = Gradebook(gradebook_path)
-        self.token = token
-        self.session = secrets.token_urlsafe(32)  # the cookie's value: not the token
-        self.change_key = secrets.token_urlsafe(32)  # never in a cookie nor in a page
+        self.token = token  # the single-token mode's, when the gradebook has no staff
+        self.instructor = instructor  # that mode's one person
+        self.tls = tls
+        self.save_delay = 0.0  # seconds a grade's save waits before it answers (a test hook)
+        # cookie value -> the link's secret hash (None: the single token) and the change key
+        self.sessions: dict[str, dict] = {}
+        self.sids: dict[str, dict[str, str]] = {}  # assignment -> opaque id -> student
         self.renderer = renderer or BudgetedRenderer()
         self.anonymous = anonymous
         self.allowed_hosts = allowed_hosts
@@ -99,6 +111,38 @@ class Context:
         self.names = roster_names(roster) if roster is not None else {}
         self.graders = list(graders)
         self.double_mark = double_mark
+
+    def sign_in(self, secret: str) -> tuple[str, dict] | None:
+        """A new session for a sign-in link's secret: ``(cookie value, session)``, or None
+        when no link holds it.  With staff, only a person's own link signs in."""
+        if staff.has_staff(self.book.db):
+            sha = staff.secret_sha(secret)
+            if staff.signed_in(self.book.db, sha) is None:
+                return None
+        elif hmac.compare_digest(secret.encode(), self.token.encode()):
+            sha = None
+        else:
+            return None
+        while len(self.sessions) >= MAX_SESSIONS:
+            self.sessions.pop(next(iter(self.sessions)))
+        cookie = secrets.token_urlsafe(32)  # the cookie's value: not the secret
+        self.sessions[cookie] = {"sha": sha, "key": secrets.token_urlsafe(32)}  # the key: never in a cookie
+        return cookie, self.sessions[cookie]
+
+    def person(self, session: dict) -> dict | None:
+        """Who a session is, checked against the gradebook on every request (a revoked or
+        replaced link ends its sessions at once): ``name`` and ``role``, or None."""
+        if session["sha"] is None:
+            return None if staff.has_staff(self.book.db) else {"name": self.instructor, "role": "instructor"}
+        return staff.signed_in(self.book.db, session["sha"])
+
+    def student_of(self, assignment: str, sid: str) -> str | None:
+        """The student an opaque id names in ``assignment`` (None: none), from a table made
+        again when an id is not in it (a student graded since)."""
+        table = self.sids.get(assignment, {})
+        if sid not in table:
+            table = self.sids[assignment] = {self.sid(s): s for s in manual.students(self.book.db, assignment)}
+        return table.get(sid)
 
     def sid(self, student: str) -> str:
         return hmac.new(self.key, student.encode(), hashlib.sha256).hexdigest()[:16]
@@ -138,53 +182,60 @@ class Base(tornado.web.RequestHandler):
         self.set_header("Cross-Origin-Opener-Policy", "same-origin")
         self.set_header("Cross-Origin-Resource-Policy", "same-origin")
 
+    # ------------------------------------------------------------ authentication
     def prepare(self):
         if self.request.host not in self.ctx.allowed_hosts:
             raise tornado.web.HTTPError(403, reason="Unknown host")
         given = self.get_query_argument("token", None)
-        by_address = given is not None and hmac.compare_digest(given.encode(), self.ctx.token.encode())
-        if by_address:
-            self.set_cookie(TOKEN_COOKIE, self.ctx.session, httponly=True, samesite="Strict", path="/")
-            grader = manual.grader_name(self.get_query_argument("grader", None))
-            if grader is not None:
-                self.set_grader(grader)
+        self.session = None
+        if given is not None:
+            signed = self.ctx.sign_in(given)
+            if signed is None:
+                raise tornado.web.HTTPError(403, reason="Missing or wrong token: this sign-in link is "
+                                            "not (or no longer) valid")
+            cookie, self.session = signed
+            self.set_cookie(TOKEN_COOKIE, cookie, httponly=True, samesite="Strict", path="/",
+                            secure=self.ctx.tls)
             if self.request.method == "GET":
-                # the token leaves the address bar; the change key goes to the page's script
-                self.redirect(f"{self.request.path}#key={self.ctx.change_key}")
+                # the secret leaves the address bar; the change key goes to the page's script
+                self.redirect(f"{self.request.path}#key={self.session['key']}")
                 return
-        cookie = self.get_cookie(TOKEN_COOKIE) or ""
-        if not (by_address or hmac.compare_digest(cookie.encode(), self.ctx.session.encode())):
+        else:
+            self.session = self.ctx.sessions.get(self.get_cookie(TOKEN_COOKIE) or "")
+        if self.session is None:
             raise tornado.web.HTTPError(403, reason="Missing or wrong token")
+        if self.current_user is None:
+            raise tornado.web.HTTPError(403, reason="Your access ended (sign-in link revoked or "
+                                        "replaced): ask the instructor for a new link")
         if self.request.method not in ("GET", "HEAD"):
             origin = self.request.headers.get("Origin", "")
             if origin != f"{self.request.protocol}://{self.request.host}":
                 raise tornado.web.HTTPError(403, reason="Cross-origin request refused")
             key = self.request.headers.get(KEY_HEADER, "")
-            if not hmac.compare_digest(key.encode(), self.ctx.change_key.encode()):
+            if not hmac.compare_digest(key.encode(), self.session["key"].encode()):
                 raise tornado.web.HTTPError(
-                    403, reason="Missing or wrong change key: open the address the app printed again")
+                    403, reason="Missing or wrong change key: open your sign-in link again")
+
+    def get_current_user(self) -> dict | None:
+        """The person signed in (``name``, ``role``), from their credential alone."""
+        return None if self.session is None else self.ctx.person(self.session)
+
+    @property
+    def grader(self) -> str:
+        return self.current_user["name"]
+
+    @property
+    def instructor(self) -> bool:
+        return self.current_user["role"] == "instructor"
 
     def write_error(self, status_code, **kwargs):
         reason = self._reason if status_code in (400, 403, 404, 405, 409) else "Server error"
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(f"{status_code}: {reason}\n")
 
-    def set_grader(self, name: str) -> None:
-        """Keep the grader's name (already checked) in a cookie, percent-encoded: a cookie
-        holds no space nor any letter beyond ASCII."""
-        self.set_cookie(GRADER_COOKIE, quote(name, safe=""), samesite="Strict", path="/")
-
-    @property
-    def named_grader(self) -> str | None:
-        """The name the grader set (checked), or None if they set none."""
-        return manual.grader_name(unquote(self.get_cookie(GRADER_COOKIE) or ""))
-
-    @property
-    def grader(self) -> str:
-        return self.named_grader or "grader"
-
     def page(self, template: str, **values):
-        values.update(grader=self.grader, xsrf=self.xsrf_token.decode(), anonymous=self.ctx.anonymous)
+        values.update(grader=self.grader, role=self.current_user["role"], xsrf=self.xsrf_token.decode(),
+                      anonymous=self.ctx.anonymous)
         self.finish(self.ctx.templates.get_template(template).render(**values))
 
     def owes_second_mark(self, assignment: str, qid: str, student: str) -> bool:
@@ -265,7 +316,7 @@ class Grade(Base):
         req = regrades.open_request(db, assignment, student, qid)
         if req is None:
             return None
-        why_not = (NAME_FIRST if self.named_grader is None else
+        why_not = (INSTRUCTOR_DECIDES if not self.instructor else
                    "you graded this answer before the request: another grader resolves it"
                    if self.grader in regrades.first_graders(db, req) else "")
         return {**req, "why_not": why_not}
@@ -276,15 +327,29 @@ class Grade(Base):
         pair = allocation.disagreement(self.ctx.book.db, assignment, student, qid)
         if pair is None:
             return None
-        why_not = (NAME_FIRST if self.named_grader is None else
+        db = self.ctx.book.db
+        why_not = (INSTRUCTOR_DECIDES if not self.instructor else
                    "you gave one of the two marks: a third grader resolves it"
-                   if self.grader in (pair["first"]["grader"], pair["second"]["grader"]) else "")
+                   if self.grader in manual.graders_of(db, assignment, student, qid) | {pair["second"]["grader"]}
+                   else "")
         return {**pair, "why_not": why_not}
 
 
 BELOW = "(taken from the Markdown cells under the answer cell)"  # autograde.score's reason
-# why a grader without a name may not decide a regrade request or a double-marking disagreement
-NAME_FIRST = "set your name on the start page first: a decision is recorded under it"
+# why a teaching assistant may not decide a regrade request or a double-marking disagreement
+INSTRUCTOR_DECIDES = "an instructor decides it"
+
+
+def instructor_only(what: str):
+    """A handler method only an instructor may call: anyone else gets a 403 saying so."""
+    def decorate(method):
+        @functools.wraps(method)
+        def checked(self, *args, **kwargs):
+            if not self.instructor:
+                raise tornado.web.HTTPError(403, reason=f"Only an instructor {what}")
+            return method(self, *args, **kwargs)
+        return checked
+    return decorate
 
 
 def blind_state(state: dict, sid: str, assignment: str, qid: str) -> dict:
@@ -442,18 +507,12 @@ class Api(Base):
     def target(self, data) -> tuple[str, str, str, str]:
         assignment = self.assignment(str(data.get("assignment")))
         qid = self.question(assignment, data.get("question"))["id"]
-        found = [(self.ctx.sid(s), s) for s in manual.students(self.ctx.book.db, assignment)
-                 if self.ctx.sid(s) == data.get("sid")]
-        if not found:
+        sid = data.get("sid")
+        student = self.ctx.student_of(assignment, sid) if isinstance(sid, str) else None
+        if student is None:
             raise tornado.web.HTTPError(404, reason="No such answer")
-        return assignment, qid, found[0][1], found[0][0]
+        return assignment, qid, student, sid
 
-    def decider(self) -> str:
-        """The name of the grader taking a decision (a regrade, a double-marking
-        disagreement): one they set, or the change is refused (400)."""
-        if self.named_grader is None:
-            raise tornado.web.HTTPError(400, reason="Set your name on the start page first")
-        return self.named_grader
 
     def version(self, data) -> int:
         version = data.get("version")
@@ -493,10 +552,38 @@ class Api(Base):
 
 
 class GradeApi(Api):
-    def post(self):
+    """A grade's change: an operation (``op``: ``apply`` or ``remove`` an ``item``, or
+    ``save`` the comment and adjustment) on the grade as stored, from the version the page
+    last showed (:func:`..gradebook.manual.change_grade`); or, without ``op``, the whole
+    grade the page shows, from that version."""
+
+    async def post(self):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
         version, shown = self.version(data), self.shown_sha(data)
+        if self.owes_second_mark(assignment, qid, student):
+            raise tornado.web.HTTPError(403, reason="This answer waits for your blind second mark: "
+                                        "you do not grade it")
+        if self.ctx.save_delay:
+            await asyncio.sleep(self.ctx.save_delay)
+        op = data.get("op")
+        if op is not None:
+            if op not in ("apply", "remove", "save"):
+                raise tornado.web.HTTPError(400, reason="Unknown operation")
+            item = data.get("item") if op != "save" else None
+            if op != "save" and not isinstance(item, str):
+                raise tornado.web.HTTPError(400, reason="Name the rubric item")
+            fields = ({k: data.get(k, "" if k != "adjustment" else 0)
+                       for k in ("comment", "adjustment", "adjustment_reason")} if op == "save" else {})
+
+            def operation():
+                state = manual.change_grade(
+                    self.ctx.book.db, assignment, student, qid, who=self.grader, seen=version,
+                    shown_sha=shown, apply=item if op == "apply" else None,
+                    remove=item if op == "remove" else None, fields=fields, confirmed=op == "save")
+                return client_state(state, sid, assignment, qid)
+            self.run(self._wrap(operation, assignment, student, qid, sid))
+            return
 
         def change():
             state = manual.save_grade(self.ctx.book.db, assignment, student, qid, who=self.grader,
@@ -597,6 +684,7 @@ class RegradeApi(Api):
     items (written) or the points (code) the page names, with a decision for the student;
     the student's feedback file is written again (:func:`..gradebook.regrades.resolve`)."""
 
+    @instructor_only("resolves regrade requests")
     def post(self):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
@@ -605,7 +693,7 @@ class RegradeApi(Api):
         req = regrades.open_request(db, assignment, student, qid)
         if req is None or req["id"] != data.get("request"):
             raise tornado.web.HTTPError(400, reason="No open regrade request on this answer")
-        who = self.decider()
+        who = self.grader
         outcome = data.get("outcome")
         if outcome not in ("keep", "change"):
             raise tornado.web.HTTPError(400, reason="Say whether the grade is kept or changed")
@@ -632,11 +720,12 @@ class DoubleMarkApi(Api):
     stands, or the second mark becomes the grade
     (:func:`..gradebook.allocation.resolve_disagreement`)."""
 
+    @instructor_only("resolves a disagreement of double marking")
     def post(self):
         data = self.body()
         assignment, qid, student, sid = self.target(data)
         version, shown = self.version(data), self.shown_sha(data)
-        who = self.decider()
+        who = self.grader
         keep = data.get("keep")
         if keep not in allocation.KEEP:
             raise tornado.web.HTTPError(400, reason="Say which mark is kept: first or second")
@@ -650,6 +739,7 @@ class DoubleMarkApi(Api):
 
 
 class RubricApi(Api):
+    @instructor_only("edits the rubric")
     def post(self):
         data = self.body()
         assignment = self.assignment(str(data.get("assignment")))
@@ -658,17 +748,6 @@ class RubricApi(Api):
         self.run(lambda: manual.edit_rubric_item(
             self.ctx.book.db, assignment, qid, str(data.get("item")),
             who=self.grader, version=version, points=data.get("points"), text=data.get("text")))
-
-
-class GraderName(Api):
-    def post(self):
-        name = manual.grader_name(self.body().get("grader"))
-        if name is None:
-            self.set_status(400)
-            self.finish({"error": manual.GRADER_RULE})
-            return
-        self.set_grader(name)
-        self.finish({"grader": name})
 
 
 class Static(Base, tornado.web.StaticFileHandler):
@@ -691,13 +770,15 @@ class NotFound(Base):
 
 def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str = "127.0.0.1",
              port: int, renderer: BudgetedRenderer | None = None, roster=None, graders=(),
-             double_mark: float = 0.0) -> tuple[tornado.web.Application, Context]:
+             double_mark: float = 0.0, instructor: str = "instructor", tls: bool = False,
+             names=()) -> tuple[tornado.web.Application, Context]:
     """The application for a gradebook, answering on ``host:port`` (and the loopback names).
     ``roster`` (a :class:`..course.roster.Roster`) names the students when not anonymous;
-    ``graders`` share each question's answers, ``double_mark`` percent of them marked twice."""
-    hosts = {f"{h}:{port}" for h in (host, "127.0.0.1", "localhost", "[::1]")}
+    ``graders`` share each question's answers, ``double_mark`` percent of them marked twice;
+    ``names`` are this machine's other names and addresses (listening on all of them)."""
+    hosts = {f"{h}:{port}" for h in (host, "127.0.0.1", "localhost", "[::1]", *names)}
     ctx = Context(gradebook_path, token, anonymous, hosts, renderer, roster=roster,
-                  graders=graders, double_mark=double_mark)
+                  graders=graders, double_mark=double_mark, instructor=instructor, tls=tls)
     ctx.renderer.start()
     a = {"ctx": ctx}
     name = r"([A-Za-z0-9_][A-Za-z0-9_.-]*)"
@@ -715,11 +796,11 @@ def make_app(gradebook_path, *, token: str, anonymous: bool = False, host: str =
         (r"/api/second-mark", SecondMarkApi, a),
         (r"/api/regrade", RegradeApi, a),
         (r"/api/double-mark", DoubleMarkApi, a),
-        (r"/grader", GraderName, a),
         (r"/static/mathjax/(.*)", Static, {"ctx": ctx, "path": str(mathjax_folder())}),
         (r"/static/(app\.js|app\.css|mathjax-config\.js|groups\.js)", Static, {"ctx": ctx, "path": str(HERE / "static")}),
         (r"/(.*)", NotFound, a),
-    ], xsrf_cookies=True, xsrf_cookie_kwargs={"samesite": "Strict"}, compress_response=True,
+    ], xsrf_cookies=True, xsrf_cookie_kwargs={"samesite": "Strict", "httponly": True, "secure": tls},
+        compress_response=True,
         static_path=None, serve_traceback=False)
     return app, ctx
 

@@ -32,11 +32,11 @@
                 "X-Lecturelib-Key": window.localStorage.getItem(KEY) || ""},
       body: JSON.stringify(body)
     });
+    const text = await response.text();
     let data = {};
-    try { data = await response.json(); } catch (e) {
-      data = {error: response.status === 403
-        ? "this page may not change grades (open the address the app printed again)"
-        : "the server said " + response.status};
+    try { data = JSON.parse(text); } catch (e) {
+      // a refusal (403: a revoked link, a role that may not) says why in plain text
+      data = {error: /^\d{3}: /.test(text) ? text.slice(5).trim().slice(0, 300) : "the server said " + response.status};
     }
     return {status: response.status, data: data};
   }
@@ -50,13 +50,6 @@
   const main = document.querySelector("body > main#main");
   main.querySelectorAll(":scope > table.audit > tbody > tr > td > time[datetime]").forEach(function (t) {
     t.textContent = localTime(t.getAttribute("datetime"));
-  });
-  const nameForm = main.querySelector(":scope > section > form.grader-name");
-  if (nameForm) nameForm.addEventListener("submit", async function (e) {
-    e.preventDefault();
-    const reply = await post("/grader", {grader: nameForm.elements.namedItem("grader").value});
-    if (reply.status === 200) { window.location.reload(); return; }
-    nameForm.querySelector("output").textContent = "Not saved: " + (reply.data.error || "error " + reply.status);
   });
 
   const groupsElement = main.querySelector(':scope > script#groups-state[type="application/json"]');
@@ -137,13 +130,25 @@
     else { window.localStorage.removeItem(DRAFT); guard.saved(); }
   }
 
-  function show(s) {
+  // the rubric items as the grader has set them: the stored grade, with the operations
+  // sent and not answered yet applied on top (each key toggles what the grader sees)
+  let wanted = state.applied.slice();
+  let inFlight = 0;
+  function pressItems() {
+    items.forEach(function (b) {
+      b.setAttribute("aria-pressed", wanted.indexOf(b.dataset.item) >= 0 ? "true" : "false");
+    });
+  }
+  // the grade as stored: the fields follow it, but for text typed and not saved yet (a key
+  // pressed while a comment is half written keeps the comment), unless ``force``d (a conflict)
+  function show(s, force) {
+    if (s.version !== undefined && s.version < state.version) return;  // an older reply, late
+    const typing = !force && unsaved();
     state = Object.assign(state, s);
     score.textContent = String(Math.round(state.score * 1000) / 1000);
-    items.forEach(function (b) {
-      b.setAttribute("aria-pressed", state.applied.indexOf(b.dataset.item) >= 0 ? "true" : "false");
-    });
-    fill(savedFields(state));
+    if (!inFlight) wanted = state.applied.slice();
+    pressItems();
+    if (!typing) fill(savedFields(state));
     const last = state.version > 0 && !state.stale
       ? "Last change by " + state.grader + " at " + localTime(state.updated_at) + "." : "";
     if (state.kind !== "written") gradedBy.textContent = last;
@@ -192,19 +197,22 @@
 
   async function send(url, body, what) {
     const mine = typed();
+    inFlight += 1;
     const reply = await post(url, Object.assign({
       assignment: state.assignment, question: state.question, sid: state.sid,
       version: state.version, answer_sha: shownSha
     }, body));
+    inFlight -= 1;
     if (reply.status === 200) {
       conflict.hidden = true;
       show(reply.data.state);
       keepDraft();
       say("Saved: " + what + ".");
     } else if (reply.status === 409) {
+      if (!inFlight) { wanted = state.applied.slice(); pressItems(); }
       conflictShown(what, reply.data.conflict, reply.data.state);
       if (reply.data.conflict !== "answer") {
-        show(reply.data.state);
+        show(reply.data.state, true);
         refusedText(mine);
       }
       say("");
@@ -212,25 +220,20 @@
       say("");
       conflict.hidden = false;
       conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
+      if (!inFlight) { wanted = state.applied.slice(); pressItems(); }
     }
   }
 
-  function gradeBody(applied, confirm) {
-    return {
-      applied: applied, confirm: confirm,
-      comment: field(gradeForm, "comment").value,
-      adjustment: Number(field(gradeForm, "adjustment").value || 0),
-      adjustment_reason: field(gradeForm, "adjustment_reason").value
-    };
-  }
-
-  // a click on an item is saved at once, but decides nothing by itself: an item applied and
-  // removed again leaves the answer pending; "Save" decides (0 points included)
+  // a click on an item is saved at once, as an operation on the stored grade (apply b,
+  // remove c): keys pressed before the last save came back all land.  It decides nothing by
+  // itself: an item applied and removed again leaves the answer pending; "Save" decides
+  // (0 points included)
   function toggle(item) {
-    const applied = state.applied.slice();
-    const at = applied.indexOf(item);
-    if (at >= 0) applied.splice(at, 1); else applied.push(item);
-    send("/api/grade", gradeBody(applied, false), (at >= 0 ? "removed " : "applied ") + "item " + item);
+    const at = wanted.indexOf(item);
+    if (at >= 0) wanted.splice(at, 1); else wanted.push(item);
+    pressItems();
+    send("/api/grade", {op: at >= 0 ? "remove" : "apply", item: item},
+         (at >= 0 ? "removed " : "applied ") + "item " + item);
   }
 
   items.forEach(function (b) {
@@ -238,7 +241,10 @@
   });
   if (gradeForm) gradeForm.addEventListener("submit", function (e) {
     e.preventDefault();
-    send("/api/grade", gradeBody(state.applied, true), "comment and adjustment");
+    send("/api/grade", {op: "save", comment: field(gradeForm, "comment").value,
+                        adjustment: Number(field(gradeForm, "adjustment").value || 0),
+                        adjustment_reason: field(gradeForm, "adjustment_reason").value},
+         "comment and adjustment");
   });
   if (overrideForm) overrideForm.addEventListener("submit", function (e) {
     e.preventDefault();
@@ -290,7 +296,7 @@
     if (reply.status === 200) { guard.reload(); return; }
     if (reply.status === 409) {
       conflictShown(what, reply.data.conflict, reply.data.state);
-      if (reply.data.conflict !== "answer") show(reply.data.state);
+      if (reply.data.conflict !== "answer") show(reply.data.state, true);
     } else {
       conflict.hidden = false;
       conflict.textContent = "Not saved: " + (reply.data.error || ("error " + reply.status));
@@ -347,7 +353,7 @@
     }
   });
 
-  show(state);
+  show(state, true);
   const draft = JSON.parse(window.localStorage.getItem(DRAFT) || "null");
   if (draft && NAMES.every(function (n) { return typeof draft[n] === "string"; })) {
     fill(draft);
