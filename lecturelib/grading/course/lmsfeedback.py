@@ -14,6 +14,10 @@ collect``), followed by ``feedback.html``, i.e. ``login_ID_SUBMISSION_feedback.h
 for Canvas's "Re-Upload Submissions" and ``Full Name_ID_assignsubmission_file_feedback.html``
 for Moodle's "Upload multiple feedback files in a zip".  A student whose notebook was
 not collected from that LMS's download has no such name and is listed, not guessed.
+Control, format and bidirectional characters of a name (a full name's right-to-left
+override) are left out of the entry's name, and every name is read back with the LMS's
+own rule (:func:`~lecturelib.grading.course.collect.lms_reads`): a name it would file under
+another participant stops the whole zip, naming the student.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import datetime
 import html
 import re
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -29,7 +34,7 @@ import nh3
 from ..core.notebook import GradingError
 from ..core.report import fmt, plain
 from ..gradebook import manual
-from .collect import submission_times, time_zone
+from .collect import lms_reads, submission_times, time_zone
 from .policy import Course, outcomes
 
 FORMATS = ("canvas", "moodle")
@@ -123,6 +128,19 @@ def student_page(db, assignment: str, student: str, outcome, zone) -> str:
     return "\n".join(parts)
 
 
+def page_name(fmt_name: str, prefix: str, student: str) -> str:
+    """The zip entry name of ``student``'s page: the LMS's part of the downloaded name with
+    no control, format or bidirectional character, then ``feedback.html``; refused unless
+    the LMS's own rule reads ``student`` back from it."""
+    name = "".join(ch for ch in prefix if unicodedata.category(ch)[0] != "C") + FILE_NAME
+    read = lms_reads(fmt_name, name)
+    if read != student:
+        raise GradingError(f"the feedback page of {plain(student, 60)} would be named {plain(name, 120)!r}, "
+                           f"which {fmt_name.capitalize()} files under {read or 'no participant'}: "
+                           "no zip written (collect this student's download again)")
+    return name
+
+
 def feedback_zip(book, assignment: str, fmt_name: str, output, *, course: Course | None = None,
                  allow_pending: bool = False) -> tuple[list[str], list[str]]:
     """Write the zip of every student's page for ``fmt_name`` (``canvas`` or ``moodle``) to
@@ -146,10 +164,10 @@ def feedback_zip(book, assignment: str, fmt_name: str, output, *, course: Course
                            "leave out --format for feedback files in a folder)")
     left_out = [f"{plain(s, 60)}: not collected from a {fmt_name} download"
                 for s in students if s not in ours]
+    names = {student: page_name(fmt_name, times[student].lms_prefix, student) for student in ours}
     written = []
     with zipfile.ZipFile(Path(output), "w", zipfile.ZIP_DEFLATED) as archive:
-        for student in ours:
-            name = times[student].lms_prefix + FILE_NAME
+        for student, name in names.items():
             archive.writestr(name, student_page(book.db, assignment, student, results.get(student), zone))
             written.append(name)
     return written, left_out
