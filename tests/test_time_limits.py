@@ -19,7 +19,7 @@ from gradingtools import cell_with, toy_solution
 from lecturelib import grading
 from lecturelib.grading.autograde import sandbox
 from lecturelib.grading.autograde.grade import Grader
-from lecturelib.grading.autograde.job import CELL_FLOOR, time_limit
+from lecturelib.grading.autograde.job import CELL_FLOOR, TOTAL_FLOOR, time_limit, total_limit
 
 pytestmark = pytest.mark.skipif(
     sandbox.sandbox_problem() is not None and not __import__("os").environ.get("CI"),
@@ -107,3 +107,40 @@ def test_the_feedback_names_the_first_cell_that_raised(course):
                            solutions_dir=root / "solutions", cell_timeout=CAP)
     assert any(n.startswith("code cell 0 raised an exception;") for n in report.notes)
     assert "Secret_Hint_Value" not in report.feedback("bob")  # a name the notebook chose
+
+
+def slow_cells(cells):
+    """Six cells of 8 s each after the imports: each under its own limit (the floor, 10 s),
+    48 s together."""
+    i = cell_with(cells, "import numpy as np")
+    for _ in range(6):
+        cells.insert(i + 1, new_code_cell("import time\ntime.sleep(8)"))
+
+
+def test_a_whole_notebook_is_bounded_by_the_solutions_whole_run(course):
+    """Issue 49: a submission of many cells, each just under its own limit, ran for their
+    sum (95 s against 5 s for the others); the whole run is now bounded as each cell is."""
+    root, solution = course
+    assert total_limit(0.5, 600) == TOTAL_FLOOR and total_limit(12.0, 600) == 120
+    assert total_limit(12.0, 90) == 90  # --total-timeout wins
+    grader = Grader("toy", solutions_dir=root / "solutions",
+                    limits=sandbox.Limits(cell_timeout=CAP, total_timeout=600))
+    nb = nbformat.read(student(root, solution, "slow", slow_cells), as_version=4)
+    _, _, limits, cell_limits, _ = grader.job(nb)
+    assert limits.total_timeout == TOTAL_FLOOR and limits.cell_timeout == CAP
+    assert sorted(set(cell_limits)) == [CELL_FLOOR, CAP]  # each new cell still gets the cap
+
+
+@pytest.mark.full
+def test_many_slow_cells_stop_at_the_whole_notebooks_limit_and_the_feedback_says_so(course):
+    root, solution = course
+    path = student(root, solution, "slow-run", slow_cells)
+    start = time.monotonic()
+    report = grading.grade(path, assignment="toy", solutions_dir=root / "solutions",
+                           cell_timeout=CAP, total_timeout=600)
+    elapsed = time.monotonic() - start
+    assert elapsed < 48, elapsed  # before: every cell ran, 48 s and more
+    assert report.score == 0
+    reason = f"was not reached within the whole notebook's time limit of {TOTAL_FLOOR} s"
+    assert all(q.reason.startswith(reason) for q in report.questions if q.kind != "written"), report.questions
+    assert "10 times the solution's own run" in report.feedback("alice")
