@@ -47,6 +47,11 @@ def student(root, solution, name, edit):
     return path
 
 
+def position(nb, text) -> int:
+    """The position, counted from 1 over all cells, of the cell holding ``text``."""
+    return cell_with(nb.cells, text) + 1
+
+
 def test_the_limit_is_ten_times_the_solutions_time_between_the_floor_and_the_cap():
     assert time_limit(0.01, CAP) == CELL_FLOOR
     assert time_limit(2.5, CAP) == 25
@@ -95,7 +100,7 @@ def test_the_feedback_names_the_first_cell_that_raised(course):
     report = grading.grade(student(root, solution, "typo", typo), assignment="toy",
                            solutions_dir=root / "solutions", cell_timeout=CAP)
     assert report.score == 0
-    note = "code cell 0 raised an exception (ModuleNotFoundError)"
+    note = f"cell {position(solution, 'import numpy as np')} of the notebook raised an exception (ModuleNotFoundError)"
     assert any(n.startswith(note) for n in report.notes), report.notes
     assert note in report.feedback("alice")
 
@@ -105,7 +110,8 @@ def test_the_feedback_names_the_first_cell_that_raised(course):
 
     report = grading.grade(student(root, solution, "own", own_exception), assignment="toy",
                            solutions_dir=root / "solutions", cell_timeout=CAP)
-    assert any(n.startswith("code cell 0 raised an exception;") for n in report.notes)
+    assert any(n.startswith(f"cell {position(solution, 'import numpy as np')} of the notebook raised an exception;")
+               for n in report.notes), report.notes
     assert "Secret_Hint_Value" not in report.feedback("bob")  # a name the notebook chose
 
 
@@ -144,3 +150,22 @@ def test_many_slow_cells_stop_at_the_whole_notebooks_limit_and_the_feedback_says
     reason = f"was not reached within the whole notebook's time limit of {TOTAL_FLOOR} s"
     assert all(q.reason.startswith(reason) for q in report.questions if q.kind != "written"), report.questions
     assert "10 times the solution's own run" in report.feedback("alice")
+
+
+def test_a_hung_questions_reason_names_its_cell_and_the_limit(course):
+    """Issue 49, item 9: the reason of a question whose own cell hung said NameError (its
+    checks met a name the stopped cell never defined), and the note counted "code cell 1"
+    from 0 over code cells; both now name the cell as the student finds it."""
+    root, solution = course
+
+    def hang_q1(cells):
+        i = cell_with(cells, "p0 = lik[0]")
+        cells[i].source = "while True:\n    pass\np0 = 0.04"
+
+    report = grading.grade(student(root, solution, "hang-q1", hang_q1), assignment="toy",
+                           solutions_dir=root / "solutions", cell_timeout=CAP)
+    by_id = {q.id: q for q in report.questions}
+    where = f"cell {position(solution, 'p0 = lik[0]')} of the notebook"
+    assert by_id["q1"].reason == f"its {where} (question q1) ran longer than {CELL_FLOOR} s and was stopped"
+    assert by_id["q2"].points == 3 and by_id["q3"].points == 1
+    assert f"{where} was skipped: it ran longer than {CELL_FLOOR} s" in report.feedback("alice")

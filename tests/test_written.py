@@ -475,5 +475,5 @@ def test_feedback_written_later_keeps_the_graders_notes(book, tmp_path):
     book.record("dave", "sha-d", rep)
     manual.write_feedback(book, "toy", tmp_path)
     text = (tmp_path / "dave.md").read_text()
-    assert "code cell 3 was skipped: it ran longer than 10 s" in text
+    assert "cell 3 of the notebook was skipped: it ran longer than 10 s" in text
     assert "code cell 0 raised an exception (NameError)" in text
