@@ -155,3 +155,23 @@ def test_every_page_name_maps_back_to_its_student_under_the_lms_rule(tmp_path):
         with pytest.raises(GradingError, match=r"feedback page of 22 .* Moodle files under 21"):
             feedback(book, "toy", "moodle", tmp_path / "g.zip", allow_pending=True)
         assert not (tmp_path / "g.zip").exists()
+
+
+def test_the_page_holds_each_regrade_decision(collected):
+    """Issue 49, item 3: the decision of a regrade request reached the Markdown feedback but
+    not the LMS's page."""
+    from lecturelib.grading.gradebook import regrades
+    from lecturelib.grading.course.lmsfeedback import feedback_zip
+
+    lms, book, tmp_path = collected
+    student = sorted(submission_times(book, "toy"))[0]
+    number = regrades.request(book.db, "toy", student, "q4", reason="I did check it.", who="Instructor")
+    regrades.resolve(book.db, number, who="Bo Chen", applied=["a", "b"],
+                     decision="Agreed: the maximum is checked \u202e<b>twice</b>.")
+    written, _ = feedback_zip(book, "toy", lms, tmp_path / "f.zip")
+    with zipfile.ZipFile(tmp_path / "f.zip") as z:
+        pages = {name: z.read(name).decode() for name in written}
+    mine = [page for page in pages.values() if "Agreed: the maximum is checked" in page]
+    assert len(mine) == 1
+    assert "q4: Agreed: the maximum is checked &lt;b&gt;twice&lt;/b&gt;." in mine[0]
+    assert "\u202e" not in mine[0]

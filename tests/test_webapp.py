@@ -159,7 +159,7 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
     path = tmp_path / "gradebook.sqlite"
     shutil.copy(gradebook, path)
     with Gradebook(path) as book:
-        regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right",
+        regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right \u202eTHGIR",
                          who="Instructor")
         for student in STUDENTS[:6]:  # some proofs graded, so that alpha is defined
             if student != NO_ANSWER:
@@ -182,6 +182,9 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
         assert 'id="regrade-queue"' in page and "<b>My value</b>" not in page
         assert ("&lt;b&gt;My value&lt;/b&gt; is right" in page) != anonymous
         assert (STUDENTS[1] in page) != anonymous
+        # issue 49: the reason's right-to-left override is dropped and the reason isolated
+        assert "\u202e" not in page
+        assert ("<bdi>&lt;b&gt;My value&lt;/b&gt; is right THGIR</bdi>" in page) != anonymous
 
 
 def test_requests_without_the_token_are_refused(server):
@@ -1594,3 +1597,30 @@ def test_a_second_mark_not_saved_warns_before_leaving(browser, round4, tmp_path)
     finally:
         context.close()
         server.close()
+
+
+def test_student_text_and_rubric_math_filters():
+    """Issue 49, items 3 and 9: a student's reason loses its bidirectional controls and is
+    isolated; a rubric item's math is wrapped for MathJax as an answer's is, the rest escaped."""
+    from lecturelib.grading.webapp.render import math_text, student_text
+
+    assert student_text("fine\u202e<b>x</b>\u2066y\u2069\u200f") == "<bdi>fine&lt;b&gt;x&lt;/b&gt;y</bdi>"
+    assert math_text("uses $\\hat q < 1$ and $$a_n$$ <i>") == (
+        'uses <span class="math">\\(\\hat q &lt; 1\\)</span> and '
+        '<span class="math">\\[a_n\\]</span> &lt;i&gt;')
+
+
+def test_rubric_items_are_typeset_on_the_answer_page(gradebook, tmp_path):
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(gradebook, path)
+    with Gradebook(path) as book:
+        item = manual.rubric(book.db, "toy", "q4")[0]
+        manual.edit_rubric_item(book.db, "toy", "q4", item["id"], who="Ann Lee", version=item["version"],
+                                points=item["points"], text="finds $\\hat q = k/n$ <b>")
+    s = Server(path)
+    try:
+        status, page, _ = request(s, "GET", "/grade/toy/q4/1", headers={"Cookie": session_cookie(s)})
+    finally:
+        s.close()
+    assert status == 200
+    assert '<span class="txt">finds <span class="math">\\(\\hat q = k/n\\)</span> &lt;b&gt;</span>' in page

@@ -2,8 +2,8 @@
 
 One self-contained HTML page per student, with no script: every question's points and
 reason, every rubric item of each written question with the applied ones marked, the
-graders' comments, the late policy's effect and the score on the LMS's scale beside the
-notebook's points, times in the course's time zone.  Math in rubric items and comments is
+graders' comments, the decision of each regrade request, the late policy's effect and the
+score on the LMS's scale beside the notebook's points, times in the course's time zone.  Math in rubric items and comments is
 typeset on our side as MathML (latex2mathml), which every current browser shows without a
 script; the MathML is cleaned to a list of MathML elements with no link, style, class or
 id attribute, and everything else on the page is escaped text.
@@ -33,7 +33,7 @@ import nh3
 
 from ..core.notebook import GradingError
 from ..core.report import fmt, plain
-from ..gradebook import manual
+from ..gradebook import manual, regrades
 from .collect import lms_reads, submission_times, time_zone
 from .policy import Course, outcomes
 
@@ -124,6 +124,11 @@ def student_page(db, assignment: str, student: str, outcome, zone) -> str:
         parts.append("</ul>")
         if r["comment"]:
             parts.append(f"<p>Comment: {text_html(r['comment'])}</p>")
+    decisions = regrades.decided(db, assignment, student)
+    if decisions:
+        parts.append("<h2>Regrade requests</h2><ul>")
+        parts += [f"<li>{esc(r['question'])}: {esc(plain(r['decision'], 600))}</li>" for r in decisions]
+        parts.append("</ul>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

@@ -58,7 +58,7 @@ from ..core.submissions import feedback_folder
 from ..gradebook import allocation, groups, manual, regrades
 from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
-from .render import BudgetedRenderer
+from .render import BudgetedRenderer, math_text, student_text
 
 HERE = Path(__file__).resolve().parent
 TOKEN_COOKIE = "lecturelib_token"
@@ -95,6 +95,7 @@ class Context:
         self.key = allocation.stored_key(self.book.db, "student ids")  # the same after a restart
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(default=True))
+        self.templates.filters.update(math_text=math_text, student_text=student_text)
         self.names = roster_names(roster) if roster is not None else {}
         self.graders = list(graders)
         self.double_mark = double_mark
