@@ -201,3 +201,15 @@ def test_cli_check_takes_the_checks_from_the_course_never_from_the_notebook(tmp_
     assert "q1: 0 of 1 public checks hold" in proc.stdout
     assert "FAIL  x is two (ValueError:" in proc.stdout
     assert "all fine" not in proc.stdout and "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+
+
+def test_check_in_a_kernel_prefers_the_courses_own_exercise(tmp_path, monkeypatch):
+    """Issue 49, item 2: check("q1") in a notebook handed round read that notebook's own
+    metadata; the course's copy of the exercise comes first."""
+    hostile = json.loads((ROOT / "exercises" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    hostile["metadata"]["lecturelib"]["public_checks"] = {"q1": [{"expr": "open('pwned', 'w')", "why": "ok"}]}
+    (tmp_path / "07-pac.ipynb").write_text(json.dumps(hostile), encoding="utf-8")
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    course = json.loads((ROOT / "exercises" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    assert PublicChecks("07-pac").checks == course["metadata"]["lecturelib"]["public_checks"]
