@@ -1624,3 +1624,40 @@ def test_rubric_items_are_typeset_on_the_answer_page(gradebook, tmp_path):
         s.close()
     assert status == 200
     assert '<span class="txt">finds <span class="math">\\(\\hat q = k/n\\)</span> &lt;b&gt;</span>' in page
+
+
+@pytest.mark.full
+@pytest.mark.browser
+def test_a_wide_display_equation_scrolls_and_rubric_math_is_typeset(browser, gradebook, tmp_path):  # noqa: F811
+    """Issue 49, item 9: a display equation wider than the model answer's column ran past
+    its edge, where the box clipped it; now it scrolls on its own line.  A rubric item's
+    math is typeset as the answer's is."""
+    path = tmp_path / "gradebook.sqlite"
+    shutil.copy(gradebook, path)
+    wide = " + ".join(f"\\frac{{x_{{{i}}}^2}}{{\\sigma_{{{i}}}^2}}" for i in range(60))
+    with Gradebook(path) as book:
+        book.db.execute("UPDATE questions SET model_answer=? WHERE assignment='toy' AND question='q4'",
+                        (f"The bound:\n\n$$L = {wide}$$\n\nwhich ends here.",))
+        book.db.commit()
+        item = manual.rubric(book.db, "toy", "q4")[0]
+        manual.edit_rubric_item(book.db, "toy", "q4", item["id"], who="Ann Lee", version=item["version"],
+                                points=item["points"], text="finds $\\hat q = k/n$")
+    server = Server(path)
+    try:
+        context, page, watch = grader(browser, server, "ta_anna")
+        open_answer(page, server, "q4", 1)
+        edges = page.evaluate("""() => {
+            const box = document.querySelector('#model').getBoundingClientRect();
+            const eq = document.querySelector('#model mjx-container[display="true"]');
+            eq.scrollLeft = 100000;
+            const r = eq.getBoundingClientRect();
+            return {box: box.right, eq: r.right, scrolled: eq.scrollLeft, wide: eq.scrollWidth > eq.clientWidth};
+        }""")
+        assert edges["wide"] and edges["scrolled"] > 0, edges   # before: it could not scroll
+        assert edges["eq"] <= edges["box"] + 1, edges
+        assert page.locator(".rubric .txt mjx-container").count() >= 1
+        assert "$" not in page.locator(".rubric .txt").first.text_content()
+        assert watch.problems == []
+        context.close()
+    finally:
+        server.close()
