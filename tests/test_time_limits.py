@@ -9,6 +9,7 @@ have gets the cap.  Both notebooks run in the sandbox, as any grading does.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import time
 
 import nbformat
@@ -135,6 +136,9 @@ def test_a_whole_notebook_is_bounded_by_the_solutions_whole_run(course):
     _, _, limits, cell_limits, _ = grader.job(nb)
     assert limits.total_timeout == TOTAL_FLOOR and limits.cell_timeout == CAP
     assert sorted(set(cell_limits)) == [CELL_FLOOR, CAP]  # each new cell still gets the cap
+    untimed = Grader("toy", solutions_dir=root / "solutions", limits=grader.limits)
+    untimed._reference = dataclasses.replace(grader.reference(), cell_seconds={}, check_seconds={})
+    assert untimed.job(nb)[2].total_timeout == 600  # a solution run without times bounds nothing
 
 
 @pytest.mark.full

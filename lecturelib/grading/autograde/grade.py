@@ -63,8 +63,11 @@ class Grader:
 
     def run_limits(self) -> Limits:
         """The limits of a submission's run: the whole run's time limit is also bounded by
-        the solution's own time for all its cells and checks (:func:`.job.total_limit`)."""
+        the solution's own time for all its cells and checks (:func:`.job.total_limit`),
+        when the solution's run recorded them."""
         reference = self.reference()
+        if not reference.cell_seconds:  # a solution run that recorded no times: no bound known
+            return self.limits
         seconds = sum(reference.cell_seconds.values()) + sum(reference.check_seconds.values())
         return dataclasses.replace(self.limits,
                                    total_timeout=total_limit(seconds, self.limits.total_timeout))
