@@ -1619,7 +1619,8 @@ def test_rubric_items_are_typeset_on_the_answer_page(gradebook, tmp_path):
                                 points=item["points"], text="finds $\\hat q = k/n$ <b>")
     s = Server(path)
     try:
-        status, page, _ = request(s, "GET", "/grade/toy/q4/1", headers={"Cookie": session_cookie(s)})
+        status, page, _ = request(s, "GET", "/grade/toy/q4/1", headers={"Cookie": session_cookie(s)},
+                                  timeout=120)  # the answer is rendered in a worker process
     finally:
         s.close()
     assert status == 200
