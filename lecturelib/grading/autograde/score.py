@@ -59,8 +59,8 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
 def cell_positions(nb) -> list[tuple[int, str | None]]:
     """Each code cell's place as the student sees it: its position among all the notebook's
     cells, counted from 1, and the question it is tagged for (or None)."""
-    cells = nb.cells if nb is not None else []
-    return [(n, question_id(cell)) for n, cell in enumerate(cells, 1) if cell.cell_type == "code"]
+    cells = nb.get("cells", []) if nb is not None else []
+    return [(n, question_id(cell)) for n, cell in enumerate(cells, 1) if isinstance(cell, dict) and cell.get("cell_type") == "code"]
 
 
 def cell_label(nb, index: int) -> str:
