@@ -157,7 +157,7 @@ def test_cli_check_exit_status_says_whether_all_hold(tmp_path):
     bad = run_cli("check", str(toy_exercise(tmp_path, "3", "raise ValueError('no')")), course=course)
     assert bad.returncode == 1
     assert "FAIL  x is two (does not hold)" in bad.stdout
-    assert "cells that raised an error or were stopped: code cell 1 (ValueError)" in bad.stdout
+    assert "cells that raised an error or were stopped: cell 1 of the notebook (ValueError)" in bad.stdout
 
 
 @pytest.mark.parametrize("setup, message", [
@@ -181,7 +181,7 @@ def test_cli_check_stops_a_cell_that_runs_too_long_names_it_and_goes_on(tmp_path
     path = toy_notebook(tmp_path, "x = 2", "while True:\n    pass", "y = x + 1")
     proc = run_cli("check", str(path), "--timeout", "3", course=course)
     assert proc.returncode == 1, proc.stderr
-    assert "code cell 2 (ran longer than 3 s: stopped" in proc.stdout
+    assert "cell 2 of the notebook (ran longer than 3 s: stopped" in proc.stdout
     assert "q1: 1 of 1 public checks hold" in proc.stdout and "q2: 1 of 1 public checks hold" in proc.stdout
     assert run_cli("check", str(path), "--timeout", "0", course=course).returncode == 2
 

@@ -146,19 +146,18 @@ def _seconds(cell) -> float | None:
 def _failed_cells(cells, cell_timeout: int) -> list[str]:
     """Each code cell that raised (its exception's name), or that ran past ``cell_timeout``
     and was stopped (nbclient interrupts it and goes on with the next cell)."""
-    failed, number = [], 0
-    for cell in cells:
+    failed = []
+    for number, cell in enumerate(cells, 1):  # counted as the student sees the cells
         if cell.cell_type != "code":
             continue
-        number += 1
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 seconds = _seconds(cell)
                 if out.get("ename") == "KeyboardInterrupt" and seconds is not None and seconds >= cell_timeout - 1:
-                    failed.append(f"code cell {number} (ran longer than {cell_timeout} s: stopped, "
+                    failed.append(f"cell {number} of the notebook (ran longer than {cell_timeout} s: stopped, "
                                   "the cells after it ran without it)")
                 else:
-                    failed.append(f"code cell {number} ({out.get('ename', 'error')})")
+                    failed.append(f"cell {number} of the notebook ({out.get('ename', 'error')})")
                 break
     return failed
 
