@@ -14,10 +14,12 @@ Public checks never count for the grade: the graded checks are different and hid
 grading (``lecturelib grade``) is the instructor's command.  See the page "How to use this
 course".
 
-The checks are stored in the exercise notebook's metadata (``lecturelib.public_checks``),
-which :func:`public_checks` finds beside the running kernel (Jupyter starts a kernel in the
-notebook's folder).  They run in the student's own kernel: they are a convenience for the
-student, not a barrier against anyone.
+The checks are stored in the exercise notebook's metadata (``lecturelib.public_checks``).
+:func:`public_checks` reads them from the course's own copy of the exercise
+(``exercises/<set>.ipynb`` in the course folder lecturelib is installed from), and only when
+the course has no such notebook from the notebook beside the running kernel (Jupyter starts
+a kernel in the notebook's folder).  They run in the student's own kernel: they are a
+convenience for the student, not a barrier against anyone.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = ["CheckResult", "PublicChecks", "public_checks"]
 METADATA_KEY = "lecturelib"
 MAX_NOTEBOOK_BYTES = 64 * 2**20
 MAX_PROBLEM_CHARS = 160
+COURSE = Path(__file__).resolve().parent.parent  # the course folder (``pip install -e .``)
 _NAME = InstanceOf(str, "the exercise set's name, e.g. '01-bayes'", example="01-bayes")
 
 
@@ -122,6 +125,11 @@ def _stored_checks(path: Path, assignment: str):
     return checks_in_metadata(notebook.get("metadata") if isinstance(notebook, dict) else None, assignment)
 
 
+def _course_exercises() -> set[str]:
+    """The file names of the course's own exercise notebooks."""
+    return {p.name for p in (COURSE / "exercises").glob("*.ipynb")}
+
+
 class PublicChecks:
     """The public checks of one exercise set, callable as ``check("q1")``.
 
@@ -164,6 +172,10 @@ class PublicChecks:
 
     @property
     def checks(self) -> dict[str, list[dict]]:
+        if self._checks is None and self._folder is None:
+            own = COURSE / "exercises" / f"{self.assignment}.ipynb"
+            stored = _stored_checks(own, self.assignment) if own.name in _course_exercises() else None
+            self._checks = None if stored is None else _validated(stored)
         if self._checks is None:
             folder = self._folder or Path.cwd()
             for path in _notebook_candidates(folder, self.assignment):

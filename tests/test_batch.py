@@ -337,7 +337,8 @@ def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
     (fn, args, kwargs), = submitted
     assert fn is run_job
     cells, exprs, limits, cell_limits, check_limits = args
-    assert kwargs == {"sandbox": True} and limits == LIMITS
+    assert kwargs == {"sandbox": True}
+    assert limits == __import__("dataclasses").replace(LIMITS, total_timeout=30)  # the toy's whole run: the floor
     assert len(cell_limits) == len(cells) and set(check_limits) == set(exprs)
     assert all(isinstance(s, int) and 0 < s <= LIMITS.cell_timeout for s in cell_limits)
     assert exprs == {"q1": ["p0"], "q2": ["normalise([1, 3])", "normalise(np.random.default_rng(0).random(5))"],
@@ -352,7 +353,10 @@ def test_dask_tasks_carry_code_and_checks_only(klass, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("address, message", [
     ("tcp://10.1.2.3:8786", "refused"), ("10.1.2.3:8786", "refused"), ("tcp://grader.example:8786", "refused"),
-    ("tls://10.1.2.3:8786", "needs --tls-ca, --tls-cert, --tls-key"),
+    # issue 49: a loopback scheduler without TLS admits every local process as a client
+    ("tcp://127.0.0.1:8786", "on loopback too"), ("tcp://[::1]:8786", "refused"), ("localhost:8786", "refused"),
+    ("inproc://x", "refused"), ("tls://10.1.2.3:8786", "needs --tls-ca, --tls-cert, --tls-key"),
+    ("tls://127.0.0.1:8786", "needs --tls-ca, --tls-cert, --tls-key"),
 ])
 def test_plain_or_unauthenticated_dask_addresses_are_refused(address, message):
     from lecturelib.grading.gradebook.workers import scheduler_security
@@ -360,8 +364,6 @@ def test_plain_or_unauthenticated_dask_addresses_are_refused(address, message):
 
     with pytest.raises(GradingError, match=message):
         scheduler_security(address)
-    assert scheduler_security("tcp://127.0.0.1:8786") is None
-    assert scheduler_security("tcp://[::1]:8786") is None
 
 
 def test_batch_refuses_bad_arguments(klass, tmp_path):

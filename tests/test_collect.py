@@ -452,3 +452,19 @@ def test_corrupt_directories_are_one_line(tmp_path, canvas_zip):
     (tmp_path / "offset.zip").write_bytes(bytes(data))
     done = collect(tmp_path / "offset.zip", tmp_path / "o2", assignment="01-bayes")
     assert any("doejane_1001_5001" in line and "corrupt" in line for line in done.refused)
+
+
+@pytest.mark.parametrize("victim, attack, read", [
+    # Moodle's importer reads the participant id as the second '_' field of the name
+    ("Jane Doe_1001_assignsubmission_file_01-bayes.ipynb",
+     "X_1001_assignfeedback_file_1002_assignsubmission_file_/01-bayes.ipynb", "1001"),
+    # Canvas's re-upload reads the user id as the first field made only of digits
+    ("doejane_1001_5001_01-bayes.ipynb", "1001_1002_5003_01-bayes.ipynb", "1001"),
+])
+def test_a_name_the_lms_would_read_as_a_classmates_is_refused(tmp_path, victim, attack, read):
+    """Issue 49: every kept name maps back to its own student under the LMS's own rule,
+    so that the feedback page written under it goes to that student."""
+    done, out = collected_from(tmp_path, {victim: ("jane's own", 9), attack: ("bob's", 20)})
+    assert sorted(done.kept) == ["1001"] and b"jane's own" in (out / "1001.ipynb").read_bytes()
+    assert any(attack[:14] in line and f"would read the id {read} from this name, not 1002" in line
+               for line in done.refused), done.refused

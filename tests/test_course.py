@@ -106,6 +106,11 @@ def test_credit_windows(course, hours, student, credit):
     ("timezone = '" + "A" * 5000 + "'", "unknown time zone"),
     ("a = " + "[" * 5000 + "]" * 5000, "nested too deeply"),
     ("a = " + "{b = " * 3000 + "1" + "}" * 3000, "nested too deeply"),
+    # issue 49: Python's limit on reading long integers, and zone database files that are
+    # not places (this machine's own setting, the POSIX rules)
+    ("[assignments.a]\npoints = " + "9" * 4400, "too many digits"),
+    ("timezone = 'localtime'", "unknown time zone"),
+    ("timezone = 'posixrules'", "unknown time zone"),
 ])
 def test_course_errors(text, message):
     with pytest.raises(GradingError, match=message):

@@ -14,6 +14,7 @@ import pytest
 
 from gradingtools import toy_solution
 from lecturelib.grading.cli import main
+from lecturelib.grading.core.notebook import GradingError
 from lecturelib.grading.core.report import GradeReport, QuestionResult
 from lecturelib.grading.course.collect import collect, submission_times
 from lecturelib.grading.gradebook import Gradebook, manual
@@ -129,3 +130,48 @@ def test_pending_answers_and_other_layouts(tmp_path, capsys):
         assert "no student of toy (1 in the gradebook) was collected from a canvas download" in err
         assert not (tmp_path / "f.zip").exists()
         assert main([*base[:-1], str(tmp_path / "f.txt")]) == 2
+
+
+def test_every_page_name_maps_back_to_its_student_under_the_lms_rule(tmp_path):
+    """Issue 49: a page name that Moodle's importer (the participant id is the second ``_``
+    field) reads as another participant's stops the zip, naming the student; a full name's
+    right-to-left override and other control characters never reach an entry's name."""
+    with zipfile.ZipFile(tmp_path / "download.zip", "w") as z:
+        _entry(z, "Jane \u202eeoD\u200f_21_assignsubmission_file_/toy.ipynb", WHEN)
+        _entry(z, "Bob Roe_22_assignsubmission_file_toy.ipynb", WHEN)
+    with Gradebook(tmp_path / "gradebook.sqlite") as book:
+        collect(tmp_path / "download.zip", tmp_path / "out", assignment="toy", gradebook=book)
+        book.store_questions("toy", QUESTIONS)
+        for student, when in submission_times(book, "toy").items():
+            book.record(student, when.sha256, _report("My proof."))
+        feedback = __import__("lecturelib.grading.course.lmsfeedback", fromlist=["x"]).feedback_zip
+        written, _ = feedback(book, "toy", "moodle", tmp_path / "f.zip", allow_pending=True)
+        assert sorted(written) == ["Bob Roe_22_assignsubmission_file_feedback.html",
+                                   "Jane eoD_21_assignsubmission_file_feedback.html"]
+        # a name stored by an older collect, which Moodle reads as participant 21's
+        book.db.execute("UPDATE submission_times SET lms_prefix=? WHERE student='22'",
+                        ("X_21_assignfeedback_file_22_assignsubmission_file_",))
+        book.db.commit()
+        with pytest.raises(GradingError, match=r"feedback page of 22 .* Moodle files under 21"):
+            feedback(book, "toy", "moodle", tmp_path / "g.zip", allow_pending=True)
+        assert not (tmp_path / "g.zip").exists()
+
+
+def test_the_page_holds_each_regrade_decision(collected):
+    """Issue 49, item 3: the decision of a regrade request reached the Markdown feedback but
+    not the LMS's page."""
+    from lecturelib.grading.gradebook import regrades
+    from lecturelib.grading.course.lmsfeedback import feedback_zip
+
+    lms, book, tmp_path = collected
+    student = sorted(submission_times(book, "toy"))[0]
+    number = regrades.request(book.db, "toy", student, "q4", reason="I did check it.", who="Instructor")
+    regrades.resolve(book.db, number, who="Bo Chen", applied=["a", "b"],
+                     decision="Agreed: the maximum is checked \u202e<b>twice</b>.")
+    written, _ = feedback_zip(book, "toy", lms, tmp_path / "f.zip")
+    with zipfile.ZipFile(tmp_path / "f.zip") as z:
+        pages = {name: z.read(name).decode() for name in written}
+    mine = [page for page in pages.values() if "Agreed: the maximum is checked" in page]
+    assert len(mine) == 1
+    assert "q4: Agreed: the maximum is checked &lt;b&gt;twice&lt;/b&gt;." in mine[0]
+    assert "\u202e" not in mine[0]

@@ -117,39 +117,58 @@ def test_format_results():
 # ----------------------------------------------------------------------- lecturelib check
 
 
-def toy_exercise(tmp_path, answer: str, extra: str = "") -> Path:
+def toy_course(tmp_path, checks) -> Path:
+    """A course folder whose exercise set ``toy`` has the public checks ``checks``."""
+    course = tmp_path / "course"
+    (course / "exercises").mkdir(parents=True, exist_ok=True)
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"x = {answer}\n{extra}")]
-    nb.metadata["lecturelib"] = {"assignment": "toy", "public_checks": {
-        "q1": [{"expr": "x == 2", "why": "x is two"}]}}
+    nb.metadata["lecturelib"] = {"assignment": "toy", "public_checks": checks}
+    (course / "exercises" / "toy.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+    return course
+
+
+def toy_notebook(tmp_path, *sources, metadata=None) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nb.metadata["lecturelib"] = metadata or {"assignment": "toy"}
     path = tmp_path / "toy.ipynb"
     path.write_text(nbformat.writes(nb), encoding="utf-8")
     return path
 
 
-def run_cli(*args, cwd=None):
-    return subprocess.run(LECTURELIB + list(args), capture_output=True, text=True, timeout=300, cwd=cwd)
+def toy_exercise(tmp_path, answer: str, extra: str = "") -> Path:
+    return toy_notebook(tmp_path, f"x = {answer}\n{extra}")
+
+
+TOY_CHECKS = {"q1": [{"expr": "x == 2", "why": "x is two"}]}
+
+
+def run_cli(*args, cwd=None, course=None):
+    args = list(args) + (["--course", str(course)] if course else [])
+    return subprocess.run(LECTURELIB + args, capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def test_cli_check_exit_status_says_whether_all_hold(tmp_path):
-    good = run_cli("check", str(toy_exercise(tmp_path, "2")))
+    course = toy_course(tmp_path, TOY_CHECKS)
+    good = run_cli("check", str(toy_exercise(tmp_path, "2")), course=course)
     assert good.returncode == 0, good.stderr
     assert "q1: 1 of 1 public checks hold" in good.stdout
     assert "do not count for the grade" in good.stdout
-    bad = run_cli("check", str(toy_exercise(tmp_path, "3", "raise ValueError('no')")))
+    bad = run_cli("check", str(toy_exercise(tmp_path, "3", "raise ValueError('no')")), course=course)
     assert bad.returncode == 1
     assert "FAIL  x is two (does not hold)" in bad.stdout
-    assert "cells that raised an error or were stopped: code cell 1 (ValueError)" in bad.stdout
+    assert "cells that raised an error or were stopped: cell 1 of the notebook (ValueError)" in bad.stdout
 
 
 @pytest.mark.parametrize("setup, message", [
     (lambda d: d / "missing.ipynb", "no such file"),
     (lambda d: (d / "x.ipynb").write_text("{not json") and d / "x.ipynb", "x.ipynb"),
     (lambda d: (d / "c.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook())) and d / "c.ipynb",
-     "has no public checks"),
+     "not one of the course's exercise sets"),
+    (lambda d: toy_notebook(d, "x = 2", metadata={"assignment": "../toy"}), "not one of the course's"),
 ])
 def test_cli_check_bad_input_is_one_line(tmp_path, setup, message):
-    proc = run_cli("check", str(setup(tmp_path)))
+    proc = run_cli("check", str(setup(tmp_path)), course=toy_course(tmp_path, TOY_CHECKS))
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -158,15 +177,39 @@ def test_cli_check_bad_input_is_one_line(tmp_path, setup, message):
 def test_cli_check_stops_a_cell_that_runs_too_long_names_it_and_goes_on(tmp_path):
     """A hanging cell is stopped after --timeout and named; the cells after it still run and
     every question is reported (issue 43: it used to abort the whole check)."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x = 2"), nbformat.v4.new_code_cell("while True:\n    pass"),
-                nbformat.v4.new_code_cell("y = x + 1")]
-    nb.metadata["lecturelib"] = {"assignment": "toy", "public_checks": {
-        "q1": [{"expr": "x == 2", "why": "x is two"}], "q2": [{"expr": "y == 3", "why": "y is three"}]}}
-    path = tmp_path / "toy.ipynb"
-    path.write_text(nbformat.writes(nb), encoding="utf-8")
-    proc = run_cli("check", str(path), "--timeout", "3")
+    course = toy_course(tmp_path, {**TOY_CHECKS, "q2": [{"expr": "y == 3", "why": "y is three"}]})
+    path = toy_notebook(tmp_path, "x = 2", "while True:\n    pass", "y = x + 1")
+    proc = run_cli("check", str(path), "--timeout", "3", course=course)
     assert proc.returncode == 1, proc.stderr
-    assert "code cell 2 (ran longer than 3 s: stopped" in proc.stdout
+    assert "cell 2 of the notebook (ran longer than 3 s: stopped" in proc.stdout
     assert "q1: 1 of 1 public checks hold" in proc.stdout and "q2: 1 of 1 public checks hold" in proc.stdout
-    assert run_cli("check", str(path), "--timeout", "0").returncode == 2
+    assert run_cli("check", str(path), "--timeout", "0", course=course).returncode == 2
+
+
+def test_cli_check_takes_the_checks_from_the_course_never_from_the_notebook(tmp_path):
+    """Issue 49: a notebook handed round carried its own "public checks" in its metadata;
+    they ran (writing a file here) and claimed every check held on an empty notebook, and
+    what the student's code raised reached the terminal with its escape codes."""
+    course = toy_course(tmp_path, TOY_CHECKS)
+    hostile = {"assignment": "toy", "public_checks": {"q1": [
+        {"expr": "__import__('pathlib').Path('pwned').write_text('x') > 0", "why": "\x1b[2Jall fine"}]}}
+    escape = "class E:\n    def __eq__(self, other):\n        raise ValueError('\\x1b]0;owned\\x07\\x1b[2J')\nx = E()"
+    path = toy_notebook(tmp_path, escape, metadata=hostile)
+    proc = run_cli("check", str(path), course=course, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert not (tmp_path / "pwned").exists()
+    assert "q1: 0 of 1 public checks hold" in proc.stdout
+    assert "FAIL  x is two (ValueError:" in proc.stdout
+    assert "all fine" not in proc.stdout and "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+
+
+def test_check_in_a_kernel_prefers_the_courses_own_exercise(tmp_path, monkeypatch):
+    """Issue 49, item 2: check("q1") in a notebook handed round read that notebook's own
+    metadata; the course's copy of the exercise comes first."""
+    hostile = json.loads((ROOT / "exercises" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    hostile["metadata"]["lecturelib"]["public_checks"] = {"q1": [{"expr": "open('pwned', 'w')", "why": "ok"}]}
+    (tmp_path / "07-pac.ipynb").write_text(json.dumps(hostile), encoding="utf-8")
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    course = json.loads((ROOT / "exercises" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    assert PublicChecks("07-pac").checks == course["metadata"]["lecturelib"]["public_checks"]

@@ -247,3 +247,35 @@ def test_command_report_and_no_grade_changed(tmp_path, capsys):
     assert "s3: the file changed since it was graded" in page and "<mark>" in page
     after = sqlite3.connect(tmp_path / "g.sqlite").execute("SELECT * FROM results").fetchall()
     assert after == before
+
+
+def test_a_copy_padded_with_no_ops_is_still_flagged(klass):
+    """Issue 49, item 5: a ``pass`` (or ``...``) after every line broke every run of K
+    tokens, so the padded copy shared nothing with its source."""
+    padded = "\n".join(line + "\n" + " " * (len(line) - len(line.lstrip())) + "pass"
+                       if line.strip() and not line.rstrip().endswith(":") else line
+                       for line in near_copy(klass["s05"]).splitlines())
+    codes = {**{s: c for s, c in klass.items() if s != "copier"}, "padder": padded}
+    result = screen(codes, set(fingerprint(EXERCISE).hashes))
+    assert {result.pairs[0].a, result.pairs[0].b} == {"padder", "s05"} and result.pairs[0].flagged
+
+
+def test_written_copies_in_disguise_are_flagged():
+    """Issue 49, item 5: invisible joiners inside words, and Cyrillic or Greek letters that
+    look like Latin ones, hid a written copy."""
+    rnd = random.Random(7)
+    words = ("Setting the derivative of the log posterior to zero gives the stationary point "
+             "and the second derivative is negative there so it is the maximum").split()
+    texts = {}
+    for i in range(20):
+        mine = words[:]
+        for _ in range(6):
+            mine[rnd.randrange(len(mine))] = rnd.choice(["hence", "thus", "we", "find", "clearly", "then"])
+        texts[f"s{i:02d}"] = " ".join(mine)
+    odd = ("Because the Beta prior is conjugate I simply match the two hyperparameters to the "
+           "counts by eye and declare that the mode sits at the sample mean shifted by one half")
+    joined = " ".join(w[:2] + "\u200d" + w[2:] if len(w) > 3 else w for w in odd.split())
+    lookalike = odd.translate(str.maketrans({"a": "\u0430", "e": "\u0435", "o": "\u03bf", "p": "\u0440"}))
+    for name, disguised in (("joiners", joined), ("lookalike", lookalike), ("fullwidth", "".join(chr(ord(c) + 0xFEE0) if c.isalpha() else c for c in odd))):
+        result = screen_texts({**texts, "x": odd, "y": disguised})
+        assert {result.pairs[0].a, result.pairs[0].b} == {"x", "y"} and result.pairs[0].flagged, name

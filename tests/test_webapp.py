@@ -214,7 +214,7 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
 
     path = solo_copy(gradebook, tmp_path / "gradebook.sqlite")
     with Gradebook(path) as book:
-        regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right",
+        regrades.request(book.db, "toy", STUDENTS[1], "q1", reason="<b>My value</b> is right \u202eTHGIR",
                          who="Instructor")
         for student in STUDENTS[:6]:  # some proofs graded, so that alpha is defined
             if student != NO_ANSWER:
@@ -237,6 +237,9 @@ def test_the_results_page_shows_the_item_analysis_and_the_regrade_queue(gradeboo
         assert 'id="regrade-queue"' in page and "<b>My value</b>" not in page
         assert ("&lt;b&gt;My value&lt;/b&gt; is right" in page) != anonymous
         assert (STUDENTS[1] in page) != anonymous
+        # issue 49: the reason's right-to-left override is dropped and the reason isolated
+        assert "\u202e" not in page
+        assert ("<bdi>&lt;b&gt;My value&lt;/b&gt; is right THGIR</bdi>" in page) != anonymous
 
 
 def test_requests_without_the_token_are_refused(server):
@@ -1760,3 +1763,66 @@ def test_shares_name_people_on_the_staff(server, gradebook):
         start(gradebook, graders=["ta_anna", "Nobody Here"])
     with pytest.raises(grading.GradingError, match="letters"):
         start(gradebook, instructor="<b>me</b>")
+
+
+def test_student_text_and_rubric_math_filters():
+    """Issue 49, items 3 and 9: a student's reason loses its bidirectional controls and is
+    isolated; a rubric item's math is wrapped for MathJax as an answer's is, the rest escaped."""
+    from lecturelib.grading.webapp.render import math_text, student_text
+
+    assert student_text("fine\u202e<b>x</b>\u2066y\u2069\u200f") == "<bdi>fine&lt;b&gt;x&lt;/b&gt;y</bdi>"
+    assert math_text("uses $\\hat q < 1$ and $$a_n$$ <i>") == (
+        'uses <span class="math">\\(\\hat q &lt; 1\\)</span> and '
+        '<span class="math">\\[a_n\\]</span> &lt;i&gt;')
+
+
+def test_rubric_items_are_typeset_on_the_answer_page(gradebook, tmp_path):
+    path = solo_copy(gradebook, tmp_path / "gradebook.sqlite")
+    with Gradebook(path) as book:
+        item = manual.rubric(book.db, "toy", "q4")[0]
+        manual.edit_rubric_item(book.db, "toy", "q4", item["id"], who="Ann Lee", version=item["version"],
+                                points=item["points"], text="finds $\\hat q = k/n$ <b>")
+    s = Server(path)
+    try:
+        status, page, _ = request(s, "GET", "/grade/toy/q4/1", headers={"Cookie": session_cookie(s)},
+                                  timeout=120)  # the answer is rendered in a worker process
+    finally:
+        s.close()
+    assert status == 200
+    assert '<span class="txt">finds <span class="math">\\(\\hat q = k/n\\)</span> &lt;b&gt;</span>' in page
+
+
+@pytest.mark.full
+@pytest.mark.browser
+def test_a_wide_display_equation_scrolls_and_rubric_math_is_typeset(browser, gradebook, tmp_path):  # noqa: F811
+    """Issue 49, item 9: a display equation wider than the model answer's column ran past
+    its edge, where the box clipped it; now it scrolls on its own line.  A rubric item's
+    math is typeset as the answer's is."""
+    path = solo_copy(gradebook, tmp_path / "gradebook.sqlite")
+    wide = " + ".join(f"\\frac{{x_{{{i}}}^2}}{{\\sigma_{{{i}}}^2}}" for i in range(60))
+    with Gradebook(path) as book:
+        book.db.execute("UPDATE questions SET model_answer=? WHERE assignment='toy' AND question='q4'",
+                        (f"The bound:\n\n$$L = {wide}$$\n\nwhich ends here.",))
+        book.db.commit()
+        item = manual.rubric(book.db, "toy", "q4")[0]
+        manual.edit_rubric_item(book.db, "toy", "q4", item["id"], who="Ann Lee", version=item["version"],
+                                points=item["points"], text="finds $\\hat q = k/n$")
+    server = Server(path)
+    try:
+        context, page, watch = grader(browser, server, "ta_anna")
+        open_answer(page, server, "q4", 1)
+        edges = page.evaluate("""() => {
+            const box = document.querySelector('#model').getBoundingClientRect();
+            const eq = document.querySelector('#model mjx-container[display="true"]');
+            eq.scrollLeft = 100000;
+            const r = eq.getBoundingClientRect();
+            return {box: box.right, eq: r.right, scrolled: eq.scrollLeft, wide: eq.scrollWidth > eq.clientWidth};
+        }""")
+        assert edges["wide"] and edges["scrolled"] > 0, edges   # before: it could not scroll
+        assert edges["eq"] <= edges["box"] + 1, edges
+        assert page.locator(".rubric .txt mjx-container").count() >= 1
+        assert "$" not in page.locator(".rubric .txt").first.text_content()
+        assert watch.problems == []
+        context.close()
+    finally:
+        server.close()

@@ -459,10 +459,10 @@ def test_cli_export_refuses_pending_and_feedback_command(book, tmp_path, capsys)
 def test_check_reports_whether_each_written_answer_is_present(toy):
     from lecturelib.grading.autograde.selfcheck import self_check
 
-    untouched = self_check(toy / "exercises" / "toy.ipynb", cell_timeout=20)
+    untouched = self_check(toy / "exercises" / "toy.ipynb", cell_timeout=20, course=toy)
     assert untouched.written == {"q4": "empty"} and not untouched.passed
     assert "q4: written answer missing" in untouched.text()
-    solved = self_check(toy / "solutions" / "toy.ipynb", cell_timeout=20)
+    solved = self_check(toy / "solutions" / "toy.ipynb", cell_timeout=20, course=toy)
     assert solved.written == {"q4": "present"} and "q4: written answer present" in solved.text()
 
 
@@ -475,5 +475,5 @@ def test_feedback_written_later_keeps_the_graders_notes(book, tmp_path):
     book.record("dave", "sha-d", rep)
     manual.write_feedback(book, "toy", tmp_path)
     text = (tmp_path / "dave.md").read_text()
-    assert "code cell 3 was skipped: it ran longer than 10 s" in text
+    assert "cell 3 of the notebook was skipped: it ran longer than 10 s" in text
     assert "code cell 0 raised an exception (NameError)" in text

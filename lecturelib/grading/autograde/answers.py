@@ -13,6 +13,7 @@ import dataclasses
 
 from ..core.safejson import PayloadError, decode, loads
 from .budget import OverBudget, run_in_budget
+from .job import CELL_FACTOR, TOTAL_FLOOR
 from .sandbox import Limits, Outcome
 
 
@@ -58,7 +59,9 @@ class Run:
 _CODES = {
     "timeout": "ran longer than {seconds} s",
     "crash": "crashed the kernel",
-    "total_timeout": "was not reached within the notebook's time limit of {limits.total_timeout} s",
+    "total_timeout": ("was not reached within the whole notebook's time limit of {limits.total_timeout} s "
+                      f"({CELL_FACTOR} times the solution's own run, at least {TOTAL_FLOOR} s, "
+                      "at most --total-timeout)"),
     "unreadable": "the answer could not be read back from the notebook",
 }
 MAX_SKIPPED = 5  # skipped cells reported (their indices come from the sandbox)

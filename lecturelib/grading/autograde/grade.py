@@ -16,10 +16,12 @@ Each step is a call from here; none of the modules it calls calls back.
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..core.notebook import code_cell_ids, code_sources, load_questions, read_notebook
 from ..core.report import GradeReport
 from .answers import run_from_outcome
-from .job import hidden_exprs, run_job, time_limit
+from .job import hidden_exprs, run_job, time_limit, total_limit
 from .reference import Reference, reference_run, solution_for
 from .sandbox import Limits, Outcome
 from .score import report_for_run
@@ -59,13 +61,24 @@ class Grader:
                  for i in code_cell_ids(nb)]
         return cells, {q: time_limit(reference.check_seconds.get(q), cap) for q in self.exprs}
 
+    def run_limits(self) -> Limits:
+        """The limits of a submission's run: the whole run's time limit is also bounded by
+        the solution's own time for all its cells and checks (:func:`.job.total_limit`),
+        when the solution's run recorded them."""
+        reference = self.reference()
+        if not reference.cell_seconds:  # a solution run that recorded no times: no bound known
+            return self.limits
+        seconds = sum(reference.cell_seconds.values()) + sum(reference.check_seconds.values())
+        return dataclasses.replace(self.limits,
+                                   total_timeout=total_limit(seconds, self.limits.total_timeout))
+
     def job(self, nb) -> tuple:
         """The arguments of :func:`.job.run_job` for notebook ``nb``: what a worker is given."""
-        return (code_sources(nb), self.exprs, self.limits, *self.time_limits(nb))
+        return (code_sources(nb), self.exprs, self.run_limits(), *self.time_limits(nb))
 
     def report(self, nb, label: str, outcome: Outcome) -> GradeReport:
         """The grade report of notebook ``nb`` whose job ended with ``outcome``."""
-        run = run_from_outcome(outcome, self.exprs, len(code_sources(nb)), self.limits,
+        run = run_from_outcome(outcome, self.exprs, len(code_sources(nb)), self.run_limits(),
                                *self.time_limits(nb))
         return report_for_run(nb, label, self.assignment, self.questions, self.reference(), run,
                               sandbox=self.sandbox)

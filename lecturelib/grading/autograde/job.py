@@ -26,6 +26,17 @@ def time_limit(solution_seconds: float | None, cap: int) -> int:
     return int(min(cap, max(CELL_FLOOR, math.ceil(CELL_FACTOR * solution_seconds))))
 
 
+TOTAL_FLOOR = 30   # seconds: no notebook as a whole is stopped sooner
+
+
+def total_limit(solution_seconds: float, cap: int) -> int:
+    """The time limit of a whole notebook whose solution's cells and checks took
+    ``solution_seconds`` together: :data:`CELL_FACTOR` times that, at least
+    :data:`TOTAL_FLOOR` seconds and at most ``cap`` (the ``--total-timeout``).  Without it
+    a notebook of many cells, each just under its own limit, would run for their sum."""
+    return int(min(cap, max(TOTAL_FLOOR, math.ceil(CELL_FACTOR * solution_seconds))))
+
+
 def job_bytes(cells: list[str], exprs: dict[str, list[str]], limits: Limits,
               cell_limits: list[int] | None = None, check_limits: dict[str, int] | None = None) -> bytes:
     job = {"cells": cells, "questions": [{"id": q, "exprs": e} for q, e in exprs.items()],

@@ -4,12 +4,19 @@ This is the student's command: it runs the student's own notebook with the stude
 permissions (no sandbox, no solutions needed) and prints, question by question, which of
 the public checks hold (:mod:`lecturelib.checks`), and whether each written answer is
 there (the student's own answer cell is read, never judged).  Public checks never count for the grade.
+
+The checks, and which questions are written, come from the course's own notebook of the
+set (``exercises/<set>.ipynb``, else ``solutions/<set>.ipynb``), found by the name the
+notebook gives and never taken from the checked notebook itself: a notebook handed round
+between students could otherwise run code hidden in its metadata, or claim that every
+check holds.  What is printed is stripped of control characters.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,9 +24,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
-from ...checks import CheckResult, checks_in_metadata, format_results
+from ...checks import COURSE, CheckResult, checks_in_metadata, format_results
 from ..core.notebook import (MAX_ANSWER_CHARS, GradingError, exercise_cell_ids, load_questions,
                              notebook_assignment, question_id, read_notebook, written_answer)
+from ..core.report import plain
 
 MARKER = "@@lecturelib-public-checks@@"
 
@@ -49,7 +57,13 @@ class SelfCheck:
         done = sum(all(r.holds for r in rs) for rs in self.results.values())
         lines.append(f"{done} of {len(self.results)} questions pass all their public checks. "
                      "Public checks do not count for the grade; the graded checks are hidden.")
-        return "\n".join(lines)
+        return "\n".join(_printable(line) for text in lines for line in text.splitlines())
+
+
+def _printable(line: str) -> str:
+    """``line`` with each control or format character (terminal escapes, bidirectional
+    overrides) shown as a space: the student's code wrote some of it."""
+    return "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in line)
 
 
 WRITTEN_STATES = {
@@ -72,13 +86,27 @@ def written_questions(nb) -> list[str]:
     return found
 
 
-def stored_public_checks(nb) -> dict:
-    """The public checks of a notebook: its metadata (exercise) or its questions (solution)."""
-    checks = checks_in_metadata(nb.metadata)
+def course_notebook(assignment: str, course) -> nbformat.NotebookNode:
+    """The course's own notebook of ``assignment``: ``exercises/<name>.ipynb`` in the course
+    folder ``course``, else ``solutions/<name>.ipynb``; the name must be one of theirs."""
+    course = Path(course)
+    found = {p.stem: p for folder in ("solutions", "exercises") for p in sorted((course / folder).glob("*.ipynb"))}
+    if assignment not in found:
+        names = ", ".join(sorted(found)) or "none"
+        raise GradingError(f"the notebook belongs to {plain(assignment, 60)!r}, which is not one of the "
+                           f"course's exercise sets in {course} ({names}): is it one of the course's "
+                           "exercise notebooks? (--course names the course's folder)")
+    return read_notebook(found[assignment])
+
+
+def stored_public_checks(nb, assignment: str) -> dict:
+    """The public checks of the course's notebook ``nb`` of ``assignment``: its metadata
+    (an exercise written by ``lecturelib assign``) or its questions (a solution)."""
+    checks = checks_in_metadata(nb.metadata, assignment)
     if checks is None and any("grading" in c.get("metadata", {}) for c in nb.cells):
         checks = {q.id: [{"expr": p.expr, "why": p.why} for p in q.public] for q in load_questions(nb)}
     if not isinstance(checks, dict) or not any(checks.values()):
-        raise GradingError("the notebook has no public checks: is it one of the course's exercise notebooks?")
+        raise GradingError(f"the course's notebook of {assignment} has no public checks")
     return {qid: items for qid, items in checks.items() if items}
 
 
@@ -118,30 +146,32 @@ def _seconds(cell) -> float | None:
 def _failed_cells(cells, cell_timeout: int) -> list[str]:
     """Each code cell that raised (its exception's name), or that ran past ``cell_timeout``
     and was stopped (nbclient interrupts it and goes on with the next cell)."""
-    failed, number = [], 0
-    for cell in cells:
+    failed = []
+    for number, cell in enumerate(cells, 1):  # counted as the student sees the cells
         if cell.cell_type != "code":
             continue
-        number += 1
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 seconds = _seconds(cell)
                 if out.get("ename") == "KeyboardInterrupt" and seconds is not None and seconds >= cell_timeout - 1:
-                    failed.append(f"code cell {number} (ran longer than {cell_timeout} s: stopped, "
+                    failed.append(f"cell {number} of the notebook (ran longer than {cell_timeout} s: stopped, "
                                   "the cells after it ran without it)")
                 else:
-                    failed.append(f"code cell {number} ({out.get('ename', 'error')})")
+                    failed.append(f"cell {number} of the notebook ({out.get('ename', 'error')})")
                 break
     return failed
 
 
-def self_check(path, *, cell_timeout: int = 120) -> SelfCheck:
-    """Run the notebook at ``path`` in a fresh kernel, in its own folder, then its public checks."""
+def self_check(path, *, cell_timeout: int = 120, course=None) -> SelfCheck:
+    """Run the notebook at ``path`` in a fresh kernel, in its own folder, then the public
+    checks of its exercise set as the course folder ``course`` (default: the one lecturelib
+    is installed from) stores them (:func:`course_notebook`)."""
     path = Path(path)
     nb = read_notebook(path)
-    checks = stored_public_checks(nb)
-    written = {qid: written_answer(nb, qid, exercise_cell_ids(nb))[0] for qid in written_questions(nb)}
     assignment = notebook_assignment(nb) or path.stem
+    own = course_notebook(assignment, COURSE if course is None else course)
+    checks = stored_public_checks(own, assignment)
+    written = {qid: written_answer(nb, qid, exercise_cell_ids(own))[0] for qid in written_questions(own)}
     nb.cells.append(_probe_cell(assignment, checks))
     client = NotebookClient(nb, timeout=cell_timeout, kernel_name="python3", allow_errors=True,
                             interrupt_on_timeout=True, record_timing=True,

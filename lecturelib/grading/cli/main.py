@@ -65,6 +65,10 @@ def _parser() -> argparse.ArgumentParser:
                                    "and every written answer is there, 1 otherwise.")
     p.add_argument("notebooks", nargs="+", metavar="NOTEBOOK")
     p.add_argument("--timeout", type=int, default=120, help="time limit per cell, seconds")
+    p.add_argument("--course", metavar="DIR", default=None,
+                   help="the course's folder, whose exercises/ (or solutions/) hold the public checks "
+                        "(default: the folder lecturelib is installed from); a notebook's own "
+                        "metadata is never used")
 
     p = sub.add_parser("assign", help="write student notebooks from solution notebooks")
     p.add_argument("solutions", nargs="*", help="solution notebooks (default: solutions/*.ipynb)")
@@ -97,8 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                         "at the end of the output either way, and make the exit status 1 "
                         "without this flag")
     p.add_argument("--scheduler", help="address of a Dask distributed scheduler to grade on: "
-                                       "tls://HOST:PORT with the three --tls-* files, or "
-                                       "tcp:// on a loopback address only")
+                                       "tls://HOST:PORT with the three --tls-* files "
+                                       "(plain tcp:// is refused, on loopback too)")
     p.add_argument("--tls-ca", help="with --scheduler tls://: the certificate authority (PEM) "
                                     "that signed the cluster's and this client's certificates")
     p.add_argument("--tls-cert", help="with --scheduler tls://: this client's certificate (PEM)")
@@ -188,7 +192,7 @@ def _check(args) -> int:
         raise GradingError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     passed = True
     for path in args.notebooks:
-        result = self_check(path, cell_timeout=args.timeout)
+        result = self_check(path, cell_timeout=args.timeout, course=args.course)
         print(result.text())
         passed &= result.passed
     return 0 if passed else 1

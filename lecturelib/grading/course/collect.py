@@ -70,6 +70,7 @@ MAX_NAME = 400
 CANVAS = re.compile(r"^(?P<login>[A-Za-z0-9-]*?)_(?:(?P<late>late)_)?(?P<uid>\d{1,20})_"
                     r"(?P<sub>\d{1,20})_(?P<original>.+)$", re.IGNORECASE)
 MOODLE_ID = re.compile(r"_(?P<uid>\d{1,20})_assignsubmission_(?P<plugin>[a-z]+)_")
+DIGITS = re.compile(r"^[0-9]{1,20}$")
 RESUBMISSION = re.compile(r"^(?P<stem>.*)-(?P<n>\d{1,4})$")
 LAYOUTS = ("canvas", "moodle", "plain")
 
@@ -184,6 +185,31 @@ def _second_id(text: str) -> bool:
     return CANVAS.match(text) is not None or MOODLE_ID.search(text) is not None
 
 
+def lms_reads(layout: str, name: str) -> str | None:
+    """The user id that the LMS's own bulk feedback upload reads from the file name ``name``
+    (None: it reads none).  Moodle (the file feedback plugin's zip importer) splits the
+    name at ``_`` into at most five fields: the second is the participant id, the third
+    and fourth a plugin (``assignsubmission_file``, but ``assignfeedback_file`` too).  Canvas ("Re-Upload
+    Submissions") splits the name at ``_`` and takes the first field made only of digits
+    as the user id, the second as the submitted file's id."""
+    if layout == "moodle":
+        fields = name.split("_", 4)
+        return fields[1] if len(fields) == 5 and DIGITS.match(fields[1]) else None
+    if layout == "canvas":
+        numbers = [field for field in name.split("_") if DIGITS.match(field)]
+        return numbers[0] if len(numbers) >= 2 else None
+    return None
+
+
+def _same_id_for_the_lms(layout: str, prefix: str, uid: str) -> None:
+    """Refuse a name from which the LMS's feedback upload would read another id than ours."""
+    read = lms_reads(layout, prefix + "feedback.html")
+    if read != uid:
+        raise NameProblem(f"{layout.capitalize()}'s feedback upload would read the id {read or 'none'} "
+                          f"from this name, not {uid}: refused, it could pass for another student's",
+                          hostile=True)
+
+
 def parse_canvas(parts) -> tuple[str, str, tuple, bool]:
     """``(user id, login, order, late flag)`` of a Canvas entry: ``login_[late_]ID_SUBID_``
     is Canvas's, the rest the student's file name (which must carry no id of its own)."""
@@ -195,6 +221,7 @@ def parse_canvas(parts) -> tuple[str, str, tuple, bool]:
         raise NameProblem("the student's file name carries a second LMS id pattern (_ID_SUBMISSION_ "
                           "or _ID_assignsubmission_): refused, it could pass for another student's",
                           hostile=True)
+    _same_id_for_the_lms("canvas", parts[0][:match.start("original")], match["uid"])
     _, suffix = _version(match["original"])
     return match["uid"], match["login"], (int(match["sub"]), suffix), bool(match["late"])
 
@@ -213,6 +240,7 @@ def parse_moodle(parts) -> tuple[str, str, tuple, bool]:
                           "another student's", hostile=True)
     if len(parts) == 1 and not first[ids[0].end():]:
         raise NameProblem("a Moodle folder name without a file")
+    _same_id_for_the_lms("moodle", first[:ids[0].end()], ids[0]["uid"])
     return ids[0]["uid"], first[:ids[0].start()], (0, 0), False
 
 
@@ -282,13 +310,22 @@ def entry_time(info: zipfile.ZipInfo, zone: datetime.tzinfo) -> datetime.datetim
 ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(?:/[A-Za-z0-9_+-]{1,30}){0,2}$")
 
 
+NOT_PLACES = {"localtime", "posixrules", "Factory"}  # files of a zone database, not IANA places
+
+
+@functools.lru_cache(maxsize=1)
+def _zone_names() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones()) - NOT_PLACES
+
+
 def time_zone(name: str | None) -> datetime.tzinfo:
     """The IANA time zone ``name`` (UTC when empty), or a one-line error: a name that is
-    not of the IANA form, names a folder of the zone database, or is not there."""
+    not of the IANA form or not among the zone database's places (``localtime``, this
+    machine's own setting, and ``posixrules`` are files of the database, not places)."""
     if not name:
         return datetime.timezone.utc
     try:
-        if not ZONE_NAME.match(name):
+        if not ZONE_NAME.match(name) or name not in _zone_names():
             raise ValueError(name)
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):

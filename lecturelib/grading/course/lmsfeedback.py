@@ -2,8 +2,8 @@
 
 One self-contained HTML page per student, with no script: every question's points and
 reason, every rubric item of each written question with the applied ones marked, the
-graders' comments, the late policy's effect and the score on the LMS's scale beside the
-notebook's points, times in the course's time zone.  Math in rubric items and comments is
+graders' comments, the decision of each regrade request, the late policy's effect and the
+score on the LMS's scale beside the notebook's points, times in the course's time zone.  Math in rubric items and comments is
 typeset on our side as MathML (latex2mathml), which every current browser shows without a
 script; the MathML is cleaned to a list of MathML elements with no link, style, class or
 id attribute, and everything else on the page is escaped text.
@@ -14,6 +14,10 @@ collect``), followed by ``feedback.html``, i.e. ``login_ID_SUBMISSION_feedback.h
 for Canvas's "Re-Upload Submissions" and ``Full Name_ID_assignsubmission_file_feedback.html``
 for Moodle's "Upload multiple feedback files in a zip".  A student whose notebook was
 not collected from that LMS's download has no such name and is listed, not guessed.
+Control, format and bidirectional characters of a name (a full name's right-to-left
+override) are left out of the entry's name, and every name is read back with the LMS's
+own rule (:func:`~lecturelib.grading.course.collect.lms_reads`): a name it would file under
+another participant stops the whole zip, naming the student.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import datetime
 import html
 import re
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -28,8 +33,8 @@ import nh3
 
 from ..core.notebook import GradingError
 from ..core.report import fmt, plain
-from ..gradebook import manual
-from .collect import submission_times, time_zone
+from ..gradebook import manual, regrades
+from .collect import lms_reads, submission_times, time_zone
 from .policy import Course, outcomes
 
 FORMATS = ("canvas", "moodle")
@@ -119,8 +124,26 @@ def student_page(db, assignment: str, student: str, outcome, zone) -> str:
         parts.append("</ul>")
         if r["comment"]:
             parts.append(f"<p>Comment: {text_html(r['comment'])}</p>")
+    decisions = regrades.decided(db, assignment, student)
+    if decisions:
+        parts.append("<h2>Regrade requests</h2><ul>")
+        parts += [f"<li>{esc(r['question'])}: {esc(plain(r['decision'], 600))}</li>" for r in decisions]
+        parts.append("</ul>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def page_name(fmt_name: str, prefix: str, student: str) -> str:
+    """The zip entry name of ``student``'s page: the LMS's part of the downloaded name with
+    no control, format or bidirectional character, then ``feedback.html``; refused unless
+    the LMS's own rule reads ``student`` back from it."""
+    name = "".join(ch for ch in prefix if unicodedata.category(ch)[0] != "C") + FILE_NAME
+    read = lms_reads(fmt_name, name)
+    if read != student:
+        raise GradingError(f"the feedback page of {plain(student, 60)} would be named {plain(name, 120)!r}, "
+                           f"which {fmt_name.capitalize()} files under {read or 'no participant'}: "
+                           "no zip written (collect this student's download again)")
+    return name
 
 
 def feedback_zip(book, assignment: str, fmt_name: str, output, *, course: Course | None = None,
@@ -146,10 +169,10 @@ def feedback_zip(book, assignment: str, fmt_name: str, output, *, course: Course
                            "leave out --format for feedback files in a folder)")
     left_out = [f"{plain(s, 60)}: not collected from a {fmt_name} download"
                 for s in students if s not in ours]
+    names = {student: page_name(fmt_name, times[student].lms_prefix, student) for student in ours}
     written = []
     with zipfile.ZipFile(Path(output), "w", zipfile.ZIP_DEFLATED) as archive:
-        for student in ours:
-            name = times[student].lms_prefix + FILE_NAME
+        for student, name in names.items():
             archive.writestr(name, student_page(book.db, assignment, student, results.get(student), zone))
             written.append(name)
     return written, left_out

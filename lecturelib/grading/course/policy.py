@@ -219,6 +219,8 @@ def parse_course(text: str) -> Course:
         raise GradingError(f"the course file is not valid TOML: {exc}") from None
     except RecursionError:
         raise GradingError("the course file is nested too deeply to be a course file") from None
+    except ValueError:  # an integer longer than Python's limit on reading digits (4300)
+        raise GradingError("the course file holds a number with too many digits to be read") from None
     unknown = sorted(set(data) - COURSE_KEYS)
     if unknown:
         raise GradingError(f"the course file: unknown key {unknown[0]!r} (known: "

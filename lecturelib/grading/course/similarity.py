@@ -25,6 +25,13 @@ coincide in a line or two are not enough to read on.
 Written answers are screened the same way as text: their fingerprints are the word
 :data:`SHINGLE`-grams of the normalised text, less those of the question's prompt and
 model answer (:func:`screen_texts`).
+
+Disguises that change no meaning are undone before comparing: statements that do nothing
+(``pass``, ``...``) in code, since a copy padded with one between every line shares no
+run of :data:`K` tokens; in text, compatibility forms (NFKC), invisible format characters
+(zero-width joiners and spaces, bidirectional controls) and letters of another script
+that look like Latin ones (Unicode's confusables, from the confusable-homoglyphs package:
+a Cyrillic ``а`` for ``a``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -97,12 +105,21 @@ def notebook_code(data: bytes) -> str:
     return "\n\n".join(parts)[:MAX_CODE]
 
 
+NO_OP_LINE = re.compile(r"^[ \t]*(?:(?:pass|\.\.\.)[ \t]*(?:;[ \t]*)?)+(?:#[^\n]*)?$\n?", re.M)
+
+
+def without_no_ops(code: str) -> str:
+    """``code`` without its lines that only do nothing (``pass``, ``...``)."""
+    return NO_OP_LINE.sub("", code)
+
+
 def fingerprint(code: str, boilerplate: set | frozenset = frozenset()):
-    """copydetect's fingerprint of ``code`` (Python), without the ``boilerplate`` hashes."""
+    """copydetect's fingerprint of ``code`` (Python) without its no-op lines
+    (:func:`without_no_ops`), less the ``boilerplate`` hashes."""
     from copydetect import CodeFingerprint
     from copydetect.utils import get_token_coverage
 
-    fp = CodeFingerprint("code.py", K, WINDOW, fp=io.StringIO(code), language="python")
+    fp = CodeFingerprint("code.py", K, WINDOW, fp=io.StringIO(without_no_ops(code)), language="python")
     if boilerplate:
         fp.hashes = fp.hashes - boilerplate
         fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in boilerplate}
@@ -185,10 +202,26 @@ def screen(codes: dict[str, str], boilerplate: set = frozenset()) -> Screening:
 WORD = re.compile(r"[^\W_]+|[^\w\s]", re.UNICODE)
 
 
+def folded(text: str) -> str:
+    """``text`` as it reads: NFKC, without format characters (zero-width joiners, spaces
+    and bidirectional controls), each letter that looks like a Latin one in another script
+    replaced by that Latin letter (confusable-homoglyphs' data, Unicode's confusables)."""
+    from confusable_homoglyphs import confusables
+
+    text = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+    latin = {}
+    for found in confusables.is_confusable(text, greedy=True, preferred_aliases=["latin"]) or []:
+        like = [glyph["c"] for glyph in found["homoglyphs"] if glyph["c"].isascii()]
+        if like:
+            latin[found["character"]] = like[0]
+    return text.translate(str.maketrans(latin))
+
+
 def shingles(text: str) -> set[str]:
-    """The word :data:`SHINGLE`-grams of a text, case and spacing folded (math symbols count
-    as words, so a shared odd step in a derivation is found like a shared sentence)."""
-    words = WORD.findall(text.lower())
+    """The word :data:`SHINGLE`-grams of a text, :func:`folded`, case and spacing folded
+    (math symbols count as words, so a shared odd step in a derivation is found like a
+    shared sentence)."""
+    words = WORD.findall(folded(text).lower())
     return {" ".join(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
 
 

@@ -139,12 +139,15 @@ def resolve(db, number: int, *, who: str, decision: str, applied=None, override=
     return state
 
 
+def decided(db, assignment: str, student: str) -> list[dict]:
+    """The resolved regrade requests of ``student`` on ``assignment``, oldest first."""
+    return [r for r in requests(db, assignment) if r["student"] == student and r["status"] == "resolved"]
+
+
 def write_student_feedback(db, assignment: str, student: str, folder) -> None:
     """Write one student's feedback file again, with every regrade decision of theirs."""
     report = manual.report_for(db, assignment, student)
-    decided = [r for r in requests(db, assignment) if r["student"] == student
-               and r["status"] == "resolved"]
-    report.notes += [f"regrade of {r['question']}: {r['decision']}" for r in decided]
+    report.notes += [f"regrade of {r['question']}: {r['decision']}" for r in decided(db, assignment, student)]
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)

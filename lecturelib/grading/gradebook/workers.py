@@ -1,10 +1,9 @@
 """Where a batch's notebooks run: local threads (each job a sandboxed subprocess) or the
-workers of a Dask distributed cluster, reached over mutual TLS off this machine."""
+workers of a Dask distributed cluster, reached over mutual TLS only."""
 
 from __future__ import annotations
 
 import concurrent.futures
-import ipaddress
 from pathlib import Path
 
 from ..core.notebook import GradingError
@@ -15,48 +14,38 @@ from ..core.submissions import display
 def scheduler_security(address: str, tls_ca=None, tls_cert=None, tls_key=None):
     """The ``distributed.Security`` to reach the Dask scheduler at ``address`` with.
 
-    Off this machine only mutual TLS is accepted: a ``tls://`` address and the three files
-    (the certificate authority that signed the cluster's certificates, and this client's
-    own certificate and key); the scheduler and workers must be started with certificates
-    of the same authority, and then refuse any client without one.  Plain ``tcp://`` is
-    accepted only on a loopback address (``None`` is returned: no TLS).
+    Only mutual TLS is accepted, on this machine as off it: a ``tls://`` address and the
+    three files (the certificate authority that signed the cluster's certificates, and this
+    client's own certificate and key); the scheduler and workers must be started with
+    certificates of the same authority, and then refuse any client without one.  A plain
+    ``tcp://`` scheduler admits every process that can reach its port, on loopback every
+    local user's, which could replace the workers' code and hand out other students'
+    results; it is refused.
     """
     from distributed.comm import parse_address, parse_host_port
     from distributed.security import Security
 
     try:
         scheme, location = parse_address(address)
-        host = parse_host_port(location, default_port=8786)[0] if scheme in ("tcp", "tls") else ""
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location, default_port=8786)
     except (ValueError, TypeError):
         raise GradingError(f"--scheduler: not a Dask address: {display(address)}") from None
+    if scheme != "tls":
+        raise GradingError(f"--scheduler {display(address)}: refused: the Dask path must be tls:// "
+                           "with client certificates (--tls-ca, --tls-cert, --tls-key), on loopback "
+                           "too: a plain tcp:// scheduler admits any local process as a client")
     files = {"--tls-ca": tls_ca, "--tls-cert": tls_cert, "--tls-key": tls_key}
-    if scheme == "tls":
-        missing = [flag for flag, value in files.items() if not value]
-        if missing:
-            raise GradingError(f"--scheduler tls://... needs {', '.join(missing)} (mutual TLS: "
-                               "the cluster's certificate authority, this client's certificate "
-                               "and its key)")
-        for flag, value in files.items():
-            if not Path(value).is_file():
-                raise GradingError(f"{flag}: no such file: {display(value)}")
-        return Security(tls_ca_file=str(tls_ca), tls_client_cert=str(tls_cert),
-                        tls_client_key=str(tls_key), require_encryption=True)
-    if scheme == "tcp" and _is_loopback(host):
-        if any(files.values()):
-            raise GradingError("--tls-ca/--tls-cert/--tls-key need a tls:// scheduler address")
-        return None
-    raise GradingError(f"--scheduler {display(address)}: refused: off this machine the Dask "
-                       "path must be tls:// with client certificates (--tls-ca, --tls-cert, "
-                       "--tls-key); plain tcp:// is accepted on a loopback address only")
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    missing = [flag for flag, value in files.items() if not value]
+    if missing:
+        raise GradingError(f"--scheduler tls://... needs {', '.join(missing)} (mutual TLS: "
+                           "the cluster's certificate authority, this client's certificate "
+                           "and its key)")
+    for flag, value in files.items():
+        if not Path(value).is_file():
+            raise GradingError(f"{flag}: no such file: {display(value)}")
+    return Security(tls_ca_file=str(tls_ca), tls_client_cert=str(tls_cert),
+                    tls_client_key=str(tls_key), require_encryption=True)
 
 
 class Executor:

@@ -67,7 +67,7 @@ from ..gradebook import allocation, groups, manual, regrades, staff
 from ..gradebook.analysis import analyze
 from ..gradebook.store import Gradebook
 from .groups_page import current_groups, page_groups
-from .render import BudgetedRenderer
+from .render import BudgetedRenderer, math_text, student_text
 
 HERE = Path(__file__).resolve().parent
 TOKEN_COOKIE = "lecturelib_token"
@@ -108,6 +108,7 @@ class Context:
         self.key = allocation.stored_key(self.book.db, "student ids")  # the same after a restart
         self.templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                                      autoescape=select_autoescape(default=True))
+        self.templates.filters.update(math_text=math_text, student_text=student_text)
         self.names = roster_names(roster) if roster is not None else {}
         self.graders = list(graders)
         self.double_mark = double_mark

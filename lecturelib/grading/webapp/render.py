@@ -41,9 +41,12 @@ import time
 from urllib.parse import unquote
 
 import nh3
+from markupsafe import Markup
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from ..course.lmsfeedback import MATH
 
 MAX_RENDERED_CHARS = 50_000  # a 15-line proof is a few thousand; markdown-it takes about 1 s for 50 000 of list items
 MAX_NESTING = 20
@@ -70,6 +73,31 @@ def _inline_display(self, tokens, idx, options, env) -> str:
     """``$$...$$`` inside a paragraph: display math in a ``<span>``, so that the paragraph
     goes on around it (the plugin's ``<div>`` would end the paragraph there)."""
     return f'<span class="math">{_math(tokens[idx].content.strip(), {"display_mode": True})}</span>'
+
+
+def math_text(text) -> Markup:
+    """A rubric item's text for a page (a Jinja filter): escaped, with ``$...$`` and
+    ``$$...$$`` wrapped for MathJax as answers' math is (only elements of class ``math``
+    are typeset)."""
+    text, out, last = str(text), [], 0
+    for match in MATH.finditer(text):
+        latex, display = match.group(1) or match.group(2), bool(match.group(1))
+        out += [html.escape(text[last:match.start()]),
+                f'<span class="math">{_math(latex, {"display_mode": display})}</span>']
+        last = match.end()
+    out.append(html.escape(text[last:]))
+    return Markup("".join(out))
+
+
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def student_text(text) -> Markup:
+    """A student's own words shown as they are (a Jinja filter, for a regrade's reason):
+    escaped, without bidirectional controls (a right-to-left override would reorder the
+    page's text around it), and isolated in ``<bdi>`` so that right-to-left script in it
+    stays inside."""
+    return Markup(f"<bdi>{html.escape(BIDI_CONTROLS.sub('', str(text)))}</bdi>")
 
 
 def _parser() -> MarkdownIt:
