@@ -157,6 +157,10 @@ def test_a_chapter_over_two_pages_numbers_on_in_the_html(tmp_path):
     assert re.search(r'href="four\.html#[^"]*four-a">\(4\.1\)</a>', more)
     assert re.search(r'href="four\.html#four-tab"[^>]*>.*?Table 4\.1', more, re.S)
     assert re.search(r'href="four\.html#four-thm">Theorem 4\.1</a>', more)
+    # the later page carries its chapter's number: heading, browser title, links to it
+    assert re.search(r"<h1>4 More kernels", more) and "<title>4 More kernels" in more
+    assert re.search(r'href="four-more\.html">4 More kernels</a>', four)
+    assert re.search(r"<h1>4\. Kernels", four) and "4 4" not in four + more
 
 
 def test_a_chapter_over_two_pages_is_one_chapter_in_the_latex(tmp_path):
@@ -254,6 +258,69 @@ def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
             if match and not re.fullmatch(r"([0-9]+|[A-Z])\.\d+", match.group(2).rstrip(".")):
                 unprefixed.append(f"{path.stem}: {text}")
     assert not unprefixed, f"{edition} book: references without a chapter number: {unprefixed}"
+
+
+THEORY_CHAPTERS = [first for first in PAGES if first.stem[:2] in {"08", "09", "10", "11", "12"}]
+DISPLAY = re.compile(r"^\$\$[ \t]*\n(.*?)^\$\$[ \t]*(?:\(([\w-]+)\))?[ \t]*$", re.M | re.S)
+# "the program above", "the bound below": words that point at a display by position
+POINTER = re.compile(r"\b(?:program|programme|problem|supremum|function|weight|display|equation|"
+                     r"inequality|formula|bound|identity)\s+(?:above|below)"
+                     r"(?=\s*[,.;:)]|\s+(?:uses|is|gives|says|shows|for|with|and)\b)")
+
+
+def chapter_markdown(first: Path) -> str:
+    return "\n\n".join(cell for page in PAGES[first] for cell in markdown_cells(page))
+
+
+def test_theory_chapters_number_the_displays_they_refer_to():
+    """Chapters 8-12 label their displays as chapters 1-7 do (`$$ ... $$ (label)`), refer
+    to them with {eq}, and never point at a display as "the program above"."""
+    assert len(THEORY_CHAPTERS) == 5
+    for first in THEORY_CHAPTERS:
+        text = chapter_markdown(first)
+        labels = [m.group(2) for m in DISPLAY.finditer(text) if m.group(2)]
+        referenced = set(re.findall(r"\{eq\}`([^`]+)`", text))
+        assert len(labels) >= 4, f"{first.stem}: {len(labels)} numbered displays"
+        assert len(set(labels)) == len(labels)
+        assert all(label.startswith(f"ch{first.stem[:2]}-eq-") for label in labels), labels
+        assert not set(labels) - referenced, f"{first.stem}: numbered, never referred to: {set(labels) - referenced}"
+        assert referenced <= set(labels), f"{first.stem}: refers to {referenced - set(labels)}"
+        assert not POINTER.findall(text), f"{first.stem}: {POINTER.findall(text)}"
+    ch10 = chapter_markdown(ROOT / "chapters" / "10-subspace.ipynb")
+    ch12 = chapter_markdown(ROOT / "chapters" / "12-metric.ipynb")
+    assert "$$ (ch10-eq-svm2k)" in ch10 and "$$ (ch12-eq-menn-sdp)" in ch12
+    # Theorem 10.x's proof links to the Rademacher bound it uses, now a numbered theorem
+    assert ":label: ch10-thm-rademacher" in ch10 and "$$ (ch10-eq-rademacher)" in ch10
+    proof = ch10[ch10.index(":label: ch10-thm-disagreement"):]
+    proof = proof[proof.index("```{prf:proof}"):]
+    proof = proof[:proof.index("\n```")]
+    assert "{prf:ref}`ch10-thm-rademacher`" in proof and "the kernel-PCA section" not in proof
+
+
+ONLY_HTML = re.compile(r"^(`{3,})\{only\} html[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
+
+
+def printed_text(cell: dict) -> list[str]:
+    """What a chapter cell puts in the PDF as prose: Markdown (without its ``{only} html``
+    blocks), figure captions and the Markdown tables code cells print."""
+    texts = ["".join(cell["source"])] if cell["cell_type"] == "markdown" else []
+    texts.append(cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", ""))
+    texts += ["".join(o["data"]["text/markdown"]) for o in cell.get("outputs", [])
+              if "text/markdown" in o.get("data", {})]
+    return [ONLY_HTML.sub("", text) for text in texts]
+
+
+def test_the_printed_chapters_do_not_speak_of_web_pages():
+    """A chapter over several pages says so in the HTML book only ("The next page, ...");
+    the PDF, where those pages are sections of one chapter, has its own wording."""
+    found = []
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for text in printed_text(cell):
+                found += [f"{path.stem}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+                          for m in re.finditer(r"\bpages?\b", text, re.I)]
+    assert not found, "\n".join(found)
+    assert ONLY_HTML.sub("", "a\n```{only} html\nThe next page.\n```\nb") == "a\n\nb"
 
 
 # ------------------------------------------------------------------------- bibliography

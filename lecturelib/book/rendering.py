@@ -23,7 +23,8 @@ machines", "A. Constrained optimisation"), so the book needs no numbered toctree
 would number the titles a second time).  A long chapter may run over several pages: its
 first page carries the number, the later pages are listed under it in ``_toc.yml``
 (``sections:``) with titles of their own, and the numbers run on from page to page
-("Figure 10.7" on the second page after "Figure 10.6" on the first); in the PDF the later
+("Figure 10.7" on the second page after "Figure 10.6" on the first); in the HTML book a
+later page's title carries its chapter's number too ("10 SVM-2K"), and in the PDF the later
 pages' sections are the chapter's sections.  Any other page whose title has no number
 numbers its items from 1 on its own.
 
@@ -588,6 +589,46 @@ def _number_per_chapter(app, env):
     return changed
 
 
+def number_continued_title(title: nodes.Element, number: str) -> None:
+    """Put chapter ``number`` before the text of ``title`` ("SVM-2K" -> "10 SVM-2K"), once."""
+    prefix = f"{number} "
+    if not title.astext().startswith(prefix):
+        title.insert(0, nodes.Text(prefix))
+
+
+def _later_pages_carry_their_number(app, env):
+    """In the HTML book a page that continues a chapter shows the chapter's number before
+    its title, as the chapter's first page does ("10 SVM-2K" under "10. Subspace methods"):
+    in the sidebar, the browser's title, the previous/next links and a ``{doc}`` link's
+    text.  (Its heading gets it in ``_later_page_headings_for_html``.)  The title keeps no
+    full stop after the number, so `chapter_number` still reads the page as a later page.
+    The PDF's later pages are sections of their chapter and keep their titles unchanged."""
+    if app.builder.format != "html":
+        return []
+    parents = _toctree_parents(env)
+    for docname in list(env.titles):
+        if not is_later_page(env, docname, parents):
+            continue
+        number = _chapter_number_of(env, docname)
+        number_continued_title(env.titles[docname], number)
+        number_continued_title(env.longtitles[docname], number)
+        toc = env.tocs.get(docname)
+        entry = next(toc.findall(nodes.reference), None) if toc is not None else None
+        if entry is not None:
+            number_continued_title(entry, number)
+    return []
+
+
+def _later_page_headings_for_html(app, doctree, docname):
+    """The heading of a page that continues a chapter carries the chapter's number (see
+    `_later_pages_carry_their_number`)."""
+    if app.builder.format != "html" or not is_later_page(app.env, docname):
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and isinstance(section[0], nodes.title):
+        number_continued_title(section[0], _chapter_number_of(app.env, docname))
+
+
 # The colours of _static/book.css, for the note-style box LaTeX draws for an admonition.
 _CORRECTION_LATEX = ("\\begingroup\\sphinxsetup{"
                      "div.note_border-TeXcolor={RGB}{164,70,31},"
@@ -907,6 +948,8 @@ def _register_bibliography_style():
 def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
+    app.connect("env-updated", _later_pages_carry_their_number)
+    app.connect("doctree-resolved", _later_page_headings_for_html)
     app.connect("html-page-context", _summaries_on_search_page)
     app.connect("builder-inited", _index_prose_not_code)
     app.connect("config-inited", _scorer_from_the_book)
