@@ -7,7 +7,7 @@ never scored by a check.  Every reason is in the grader's own words.
 from __future__ import annotations
 
 from ..core.notebook import (MAX_ANSWER_CHARS, MAX_CODE_CHARS, notebook_assignment,
-                             question_code, question_id, written_answer, written_answer_note)
+                             question_code, written_answer, written_answer_note)
 from ..core.report import NO_ANSWER, PENDING, GradeReport, QuestionResult, plain
 from . import compare as cmp
 from .answers import Answer, Run
@@ -41,10 +41,7 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
                     if q.check_points is None:
                         break
         code, note = question_code(nb, q.id, MAX_CODE_CHARS) if nb is not None else (None, "")
-        stopped = _stopped_cell(q.id, student.skipped_cells, nb) if (reason or failures) else None
-        if stopped is not None:
-            points, reason = 0.0, stopped
-        elif reason is not None or (failures and q.check_points is None):
+        if reason is not None or (failures and q.check_points is None):
             points, reason = 0.0, reason or failures[0]
         elif failures:
             points = sum(share for share, ok in zip(q.check_points, outcomes) if ok)
@@ -54,33 +51,6 @@ def score_questions(questions, student: Run, reference: Reference, nb=None) -> l
         results.append(QuestionResult(q.id, float(points), q.points, plain(reason),
                                       checks=outcomes, answer=code or "", answer_note=note))
     return results
-
-
-def cell_positions(nb) -> list[tuple[int, str | None]]:
-    """Each code cell's place as the student sees it: its position among all the notebook's
-    cells, counted from 1, and the question it is tagged for (or None)."""
-    cells = nb.cells if nb is not None else []
-    return [(n, question_id(cell)) for n, cell in enumerate(cells, 1) if cell.cell_type == "code"]
-
-
-def cell_label(nb, index: int) -> str:
-    """Code cell ``index`` (counted from 0 over code cells, as the run counts them) named as
-    the student finds it: "cell 14 of the notebook (question q2)"."""
-    places = cell_positions(nb)
-    if not 0 <= index < len(places):
-        return f"code cell {index + 1}"
-    position, qid = places[index]
-    return f"cell {position} of the notebook" + (f" (question {qid})" if qid else "")
-
-
-def _stopped_cell(qid: str, skipped, nb) -> str | None:
-    """The reason of a question whose own code cell was stopped at its time limit: that, not
-    the error its checks then met (a name the stopped cell never defined)."""
-    places = cell_positions(nb)
-    for index, why in skipped:
-        if 0 <= index < len(places) and places[index][1] == qid:
-            return f"its {cell_label(nb, index)} {why} and was stopped"
-    return None
 
 
 def _written_result(q, nb, exercise_ids) -> QuestionResult:
@@ -124,16 +94,12 @@ def report_for_run(nb, label: str, assignment: str, questions, reference: Refere
         notes.append("graded without the sandbox (--no-sandbox): this score is not trustworthy")
     results = score_questions(questions, student, reference, nb)
     if student.raised_cells and any(r.points < r.max for r in results if r.kind != "written"):
-        index, name = student.raised_cells[0]
-        notes.append(first_error_note(cell_label(nb, index), name))
-    places = cell_positions(nb)
-    skipped = [(places[i][0] if i < len(places) else i + 1, why) for i, why in student.skipped_cells]
-    return GradeReport(label, assignment, results, skipped, notes)
+        notes.append(first_error_note(*student.raised_cells[0]))
+    return GradeReport(label, assignment, results, student.skipped_cells, notes)
 
 
-def first_error_note(where: str, name: str) -> str:
-    """Where to look first when checks fail: the first code cell that raised (``where``,
-    named by :func:`cell_label`)."""
+def first_error_note(index: int, name: str) -> str:
+    """Where to look first when checks fail: the first code cell that raised."""
     what = f"an exception ({name})" if name else "an exception"
-    return (f"{where} raised {what}; the failures above may follow from it, "
+    return (f"code cell {index} raised {what}; the failures above may follow from it, "
             "so fix that cell first")

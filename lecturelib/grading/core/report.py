@@ -67,7 +67,7 @@ class GradeReport:
     notebook: str
     assignment: str
     questions: list[QuestionResult]
-    skipped_cells: list[tuple[int, str]]  # (position in the notebook from 1, why it was stopped)
+    skipped_cells: list[tuple[int, str]]
     notes: list[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -112,7 +112,7 @@ class GradeReport:
                      + (f"  ({len(pending)} written answer(s) pending: {', '.join(pending)})"
                         if pending else ""))
         for index, reason in self.skipped_cells:
-            lines.append(f"note: cell {index} of the notebook was skipped: it {reason}")
+            lines.append(f"note: code cell {index} was skipped: it {reason}")
         lines += [f"note: {note}" for note in self.notes]
         return "\n".join(lines)
 
@@ -134,7 +134,7 @@ class GradeReport:
                     lines += ["", f"Comment: {_cell(q.comment, 2000)}"]
         if self.pending:
             lines += ["", f"Written answers still to be graded: {', '.join(self.pending)}."]
-        notes = [f"cell {i} of the notebook was skipped: it {r}" for i, r in self.skipped_cells] + self.notes
+        notes = [f"code cell {i} was skipped: it {r}" for i, r in self.skipped_cells] + self.notes
         if notes:
             lines += ["", "Notes:", ""] + [f"- {_markdown(n, 400)}" for n in notes]
         return "\n".join(lines) + "\n"

@@ -64,7 +64,7 @@ RESULT_COLUMNS = {"pending": "INTEGER NOT NULL DEFAULT 0", "kind": "TEXT NOT NUL
 
 def skipped_lines(report: GradeReport) -> list[str]:
     """The report's skipped cells as the notes a later feedback file keeps."""
-    return [f"cell {i} of the notebook was skipped: it {reason}" for i, reason in report.skipped_cells]
+    return [f"code cell {i} was skipped: it {reason}" for i, reason in report.skipped_cells]
 
 
 def _now() -> str:
