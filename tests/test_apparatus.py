@@ -323,6 +323,42 @@ def test_the_printed_chapters_do_not_speak_of_web_pages():
     assert ONLY_HTML.sub("", "a\n```{only} html\nThe next page.\n```\nb") == "a\n\nb"
 
 
+def test_the_test_suite_is_introduced_before_a_chapter_leans_on_it():
+    """Chapters 10-12 say "the library's test suite" and link to where the preface
+    introduces it, not "the tests" as if the reader knew which."""
+    assert "(test-suite)=" in (ROOT / "intro.md").read_text(encoding="utf-8")
+    for stem in ("10-subspace", "11-hpca", "12-metric"):
+        text = chapter_markdown(ROOT / "chapters" / f"{stem}.ipynb")
+        assert not re.findall(r"\b(?:the|its) tests\b", text, re.I), stem
+        first = text.index("test suite")
+        assert text[first - 30:first + 30].count("{ref}`test suite <test-suite>`") == 1, stem
+
+
+def test_chapter_4_has_an_exercises_section_and_7_1_says_it_is_graded():
+    svm = chapter_markdown(ROOT / "chapters" / "04-svm.ipynb")
+    exercises = svm[svm.index("\n## Exercises\n"):]
+    assert ":label: ch04-ex-dimension" in exercises and svm.count("{exercise}") == exercises.count("{exercise}")
+    assert svm.index("\n## Summary") < svm.index("\n## Exercises\n")
+    pac = chapter_markdown(ROOT / "chapters" / "07-pac.ipynb")
+    interval = pac[pac.index(":label: ch07-ex-interval"):]
+    interval = interval[:interval.index("```")]
+    assert "question 6" in interval and "`exercises/07-pac.ipynb`" in interval
+    graded = json.loads((ROOT / "solutions" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    headings = ["".join(c["source"]).splitlines()[0] for c in graded["cells"] if c["cell_type"] == "markdown"]
+    assert any(h.startswith("## Question 6") and "interval" in h for h in headings)
+    assert "ch07-ex-interval" in (ROOT / "_config.yml").read_text(encoding="utf-8")  # withheld
+
+
+def test_labels_are_spelled_one_way():
+    """SVM-2K, L $\to$ R, $8 \times 8$; no code names (kcca_SVM) in a table or a legend."""
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            shown = printed_text(cell) + ["".join(cell["source"])] * (cell["cell_type"] == "code")
+            for text in shown:
+                for wrong in ("8x8", "SVM-2k", "kcca_SVM\"", "SVM-2K_j\"", "L->R", "R->L", "| kcca_SVM", "| SVM-2K_j"):
+                    assert wrong not in text, f"{path.stem}: {wrong}"
+
+
 # ------------------------------------------------------------------------- bibliography
 
 def bib_entries() -> dict[str, dict[str, str]]:
