@@ -467,7 +467,7 @@ def test_chB_linear_svc_ratio_is_stated_as_measured(bench):
 
 
 def test_ch10_lsi_retrieval_is_quoted_to_its_largest_value():
-    rows = output_table(CH10, 'found = found.rename(')
+    rows = output_table(CH10, 'found = pd.DataFrame(acc')
     lsi = max(float(v) for name, values in rows.items() if name.startswith("LSI") for v in values)
     assert lsi == 0.032
     caption = figure_caption(CH10, "ch10-fig-mates")
