@@ -7,10 +7,11 @@
 - The general index is in the navigation (Back matter) and linked from the intro, and has
   entries for the chapters' terms, not only for the library reference.
 - The search page shows a text snippet under each hit, also for a book opened from disk,
-  cut around the hit, with its formulas as TeX source (no holes where math was); each page
-  is listed once; in the student book no snippet holds text of the graded exercises'
-  solutions.  The index holds prose, not the code of notebook cells, and ranks the chapters
-  first: a search for "kernel" finds chapter 4 among the first three hits.
+  cut around the hit, with its formulas as plain text ("d < ∞": no holes where math was, no
+  dollars or backslashes); each page is listed once; in the student book no snippet holds
+  text of the graded exercises' solutions.  The index holds prose, not the code of notebook
+  cells, and ranks the chapters first, the glossary pages after them: a search for
+  "kernel", "VC dimension", "EM algorithm" or "margin" lists the chapter about it first.
 - Every correction is one kind of box: ```{admonition} Correction to the notes``` with the
   option ``:class: correction`` (styled in ``_static/book.css``).
 """
@@ -29,7 +30,7 @@ import pytest
 import yaml
 from docutils import nodes
 
-from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number, math_text
 from chapterpages import CHAPTER_FILES, FIRST_PAGE, PAGES, is_later_page
 from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
@@ -505,7 +506,7 @@ def test_article_text_keeps_sections_and_drops_markup():
     assert article_text("<html>no article</html>") == ""
 
 
-def test_article_text_keeps_formulas_as_tex_and_drops_cell_code():
+def test_article_text_shows_formulas_as_text_and_drops_cell_code():
     page = ('<article class="bd-article"><section id="a"><p>With <span class="math notranslate nohighlight">'
             '\\(m\\)</span> samples with <span class="math notranslate nohighlight">\\(n\\)</span> features:</p>'
             '<div class="math notranslate nohighlight" id="equation-x"><span class="eqno">(5.1)'
@@ -515,7 +516,21 @@ def test_article_text_keeps_formulas_as_tex_and_drops_cell_code():
             '<span class="kn">from</span> lecturelib <span class="kn">import</span> kernels\n</pre></div>\n</div>\n</div>'
             '<div class="cell_output docutils container"><div class="output stream highlight-myst-ansi notranslate">'
             '<div class="highlight"><pre><span></span>0.25\n</pre></div></div></div></div></section></article>')
-    assert article_text(page) == '<section id="a">With $m$ samples with $n$ features: $a &lt; \\hat b$ 0.25 </section>'
+    assert article_text(page) == '<section id="a">With m samples with n features: a &lt; b̂ 0.25 </section>'
+
+
+@pytest.mark.parametrize("tex, text", [
+    (r"d < \infty", "d < ∞"),
+    (r"\hat R_\gamma(P, c, S) \le 1", "R̂_γ(P, c, S) ≤ 1"),
+    (r"\ln\binom mk + \ln(2/\delta)", "ln C(m, k) + ln (2/δ)"),
+    (r"\tfrac12\|w\|^2", "1/2‖w‖^2"),
+    (r"x \in \mathbb R^n", "x ∈ ℝ^n"),
+    (r"\operatorname{tr}K - \mathrm{unknown}\foo{y}", "tr K - unknowny"),
+])
+def test_search_snippets_show_formulas_as_text(tex, text):
+    """A snippet reads a formula as text, with no dollar and no backslash (issue 51)."""
+    assert math_text(tex) == text
+    assert "$" not in math_text(r"\$5 \text{ and } \\") and "\\" not in math_text(r"a \\ b \, c")
 
 
 def test_the_search_scorer_is_read_from_the_book_folder(tmp_path):
@@ -587,10 +602,12 @@ def test_search_summaries_cover_every_page_and_hold_no_solution(student_html):
     lines = graded_solution_lines()
     leaked = [(doc, line) for doc, text in texts.items() for line in lines if line in text]
     assert not leaked, f"graded solution text in the search summaries: {leaked[:3]}"
-    # Formulas are their TeX source between dollars, without MathJax's delimiters.
+    # Formulas are plain text: no MathJax delimiters, and no dollar or backslash in a chapter.
     tex = [doc for doc, text in texts.items() if re.search(r"\\[()\[\]]", text)]
     assert not tex, f"MathJax delimiters in the search summaries of {tex[:5]}"
-    assert "$m$ samples with $n$ features" in texts["exercises/05-spectral"], "a hole where a formula was"
+    raw = [doc for doc, text in texts.items() if doc.startswith("chapters/") and re.search(r"[$\\]", text)]
+    assert not raw, f"raw TeX in the search summaries of {raw[:5]}"
+    assert "m samples with n features" in texts["exercises/05-spectral"], "a hole where a formula was"
     assert "from lecturelib import" not in texts["chapters/06-clustering"], "cell code in the summaries"
 
 
@@ -658,19 +675,30 @@ def test_search_shows_snippets_without_solutions(edition, request, browser):
             assert not leaks, f"student book, {query!r}: solution text in search snippets: {leaks[:3]}"
 
 
+# The chapter about each term (issue 51): it comes first, its snippet reads as text.
+ABOUT = {"kernel": "chapters/04-svm.html", "VC dimension": "chapters/08-vc.html",
+         "EM algorithm": "chapters/03-em.html", "margin": "chapters/04-svm.html"}
+
+
 @pytest.mark.full
 @pytest.mark.browser
 def test_search_ranks_the_chapter_that_explains_an_idea_first(student_html, browser):
-    """Typed into the search page: "kernel" lists chapter 4 (SVMs and kernels) among its first
-    three hits, not behind the library reference and the chapters that import the module;
-    the snippets show prose (no import lines) and formulas as TeX, not holes."""
-    hits = search_hits(browser, student_html, "kernel")
-    pages = [h["href"].split("#")[0] for h in hits]
-    assert "chapters/04-svm.html" in pages[:3], [h["title"] for h in hits[:8]]
-    assert not [h for h in hits if re.search(r"\bimport\b", h["snippet"])], "import lines in the snippets"
+    """Typed into the search page, each term of ``ABOUT`` lists the chapter about it first,
+    with a snippet free of dollars and backslashes; the glossary pages (notation) come after
+    every chapter; the snippets show prose (no import lines) and formulas as text, not holes."""
+    for term, chapter in ABOUT.items():
+        hits = search_hits(browser, student_html, term)
+        pages = [h["href"].split("#")[0] for h in hits]
+        assert pages and pages[0] == chapter, (term, [h["title"] for h in hits[:8]])
+        assert not re.search(r"[$\\]", hits[0]["snippet"]), (term, hits[0]["snippet"])
+        chapters = [i for i, page in enumerate(pages) if page.startswith("chapters/")]
+        if "notation.html" in pages:
+            assert pages.index("notation.html") > max(chapters), (term, pages[:10])
+        if term == "kernel":  # the chapters that import lecturelib.kernels: prose, not code
+            assert not [h for h in hits if re.search(r"\bimport\b", h["snippet"])], "import lines in the snippets"
     hits = search_hits(browser, student_html, "samples")
     snippet = next(h["snippet"] for h in hits if h["href"].startswith("exercises/05-spectral.html"))
-    assert "$m$ samples with $n$ features" in snippet, snippet
+    assert "m samples with n features" in snippet, snippet
 
 
 # ------------------------------------------------------------------------ corrections

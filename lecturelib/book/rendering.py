@@ -76,7 +76,8 @@ a script sphinx-thebe adds once per build is written once per page (it was decla
 twice, a console error); the download button of a page downloads the notebook instead of
 opening its JSON in a new tab; the sidebar's section toggles have a name for screen
 readers, and the bibliography's entries are the items of its list (ARIA).  The search snippets are cut from the text, its
-formulas as TeX source between dollars, around the first word of the query found, and a page that
+formulas as plain text ("d < ∞", no dollars or backslashes), around the first word of the query
+found, and a page that
 matches several times is listed once, where it ranks highest.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
@@ -86,10 +87,14 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
+from html import escape, unescape
 from pathlib import Path
 
 from docutils import nodes
 from markupsafe import Markup
+from pylatexenc import latexwalker, macrospec
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from sphinx import addnodes
 from sphinx.util.texescape import escape as tex_escape
 
@@ -257,15 +262,47 @@ _SUMMARIES_JS = """\
 """
 
 
-def math_source(match: re.Match) -> str:
-    """A formula as its TeX source between dollars (``$\\mathbb R^n$``), without MathJax's
-    delimiters: a snippet reads "$m$ samples with $n$ features", not "samples with features"."""
-    tex = _TAG.sub("", match.group(2)).strip()
+# LaTeX that pylatexenc's default tables miss: two-argument \binom, \operatorname, the
+# spacing of named functions, and the double bar (its \| is read as a line break).
+_WALKER_MACROS = [macrospec.MacroSpec("binom", "{{"), macrospec.MacroSpec("operatorname", "{")]
+_TEXT_MACROS = [MacroTextSpec("binom", simplify_repl="C(%s, %s)"),
+                MacroTextSpec("operatorname", simplify_repl="%s "),
+                *(MacroTextSpec(name, simplify_repl=f"{name} ")
+                  for name in ("ln", "log", "exp", "det", "min", "max", "sup", "inf", "Pr", "tr"))]
+_DIGIT_FRACTION = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
+_DOUBLE_BAR = re.compile(r"\\\||\\[lr]Vert\b")
+_RELATION = re.compile(r"\s*([≤≥≠≈∈∉⊂⊆⊇→↦⇒⇔≽≼∼])\s*")
+
+
+@lru_cache(maxsize=1)
+def _latex_to_text():
+    walker = latexwalker.get_default_latex_context_db()
+    walker.add_context_category("lecturelib", prepend=True, macros=_WALKER_MACROS)
+    text = get_default_latex_context_db()
+    text.add_context_category("lecturelib", prepend=True, macros=_TEXT_MACROS)
+    return walker, LatexNodes2Text(latex_context=text, math_mode="text")
+
+
+def math_text(tex: str) -> str:
+    """A formula as plain text a search snippet can show: ``d < \\infty`` reads "d < ∞",
+    ``\\hat R_\\gamma`` "R̂_γ", ``\\binom mk`` "C(m, k)"; no dollar and no backslash is left.
+    Sub- and superscripts keep their ``_`` and ``^``."""
+    walker, converter = _latex_to_text()
+    tex = _DOUBLE_BAR.sub("‖", _DIGIT_FRACTION.sub(r"\\frac{\1}{\2}", tex))
+    nodes, _, _ = latexwalker.LatexWalker(tex, latex_context=walker, tolerant_parsing=True).get_latex_nodes()
+    text = converter.nodelist_to_text(nodes).replace("\\", " ").replace("$", "")
+    return _RELATION.sub(r" \1 ", " ".join(text.split())).strip()
+
+
+def math_snippet(match: re.Match) -> str:
+    """A formula of a built page (MathJax's markup, HTML-escaped TeX) as escaped plain text
+    (:func:`math_text`): a snippet reads "m samples with n features", without holes."""
+    tex = unescape(_TAG.sub("", match.group(2))).strip()
     for opening, closing in _MATH_DELIMITERS:
         if tex.startswith(opening) and tex.endswith(closing):
             tex = tex[len(opening):-len(closing)]
-    tex = "$" + " ".join(tex.split()) + "$"
-    return f" {tex} " if match.group(1) == "div" else tex
+    text = escape(math_text(tex), quote=False)
+    return f" {text} " if match.group(1) == "div" else text
 
 
 def article_text(page_html: str) -> str:
@@ -273,14 +310,14 @@ def article_text(page_html: str) -> str:
 
     Entities stay escaped (the result is HTML); tags other than sections are dropped, with
     a space where a block ends so that words of adjacent blocks do not run together.
-    Formulas are kept as their TeX source (:func:`math_source`); the code of notebook cells
+    Formulas become plain text (:func:`math_snippet`); the code of notebook cells
     is left out (a snippet shows the prose around a hit).
     """
     match = _ARTICLE.search(page_html)
     if not match:
         return ""
     body = _CELL_CODE.sub(r"\1\2", _DROPPED.sub("", match.group(1)))
-    body = _MATH.sub(math_source, body)
+    body = _MATH.sub(math_snippet, body)
     body = _SECTION_OPEN.sub(lambda m: f'<section id="{m.group(1)}">', body)
     body = _TAG.sub("", _BLOCK_END.sub(" ", body))
     return re.sub(r"\s+", " ", body).strip()
