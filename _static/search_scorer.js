@@ -5,12 +5,19 @@
    reference and the exercise sets use them, so a hit in the reference or an exercise set
    ranks below a hit of the same kind in a chapter.  A search for a library name still
    finds its reference entry first: an object's name matches score far above any word of
-   the text (the reference's object hits are not lowered below a chapter's word hits). */
+   the text (the reference's object hits are not lowered below a chapter's word hits).
+   The glossary pages (notation, bibliography) name a term without explaining it: their
+   hits come after every other page's. */
+var GLOSSARIES = ["notation", "bibliography", "genindex"];
+
 var Scorer = {
   score: (result) => {
     const [docname, , , descr, score] = result;
     const isObject = descr !== null && descr !== undefined && descr !== "";
     if (docname.startsWith("reference/") && !isObject) return score / 2;
+    // The glossary pages list every term once, without explaining it: after every page
+    // that does (their order among themselves is kept).
+    if (GLOSSARIES.includes(docname)) return score - 1000;
     if (docname.startsWith("exercises/") || docname.startsWith("solutions/")) return score * 0.75;
     return score;
   },

@@ -7,10 +7,11 @@
 - The general index is in the navigation (Back matter) and linked from the intro, and has
   entries for the chapters' terms, not only for the library reference.
 - The search page shows a text snippet under each hit, also for a book opened from disk,
-  cut around the hit, with its formulas as TeX source (no holes where math was); each page
-  is listed once; in the student book no snippet holds text of the graded exercises'
-  solutions.  The index holds prose, not the code of notebook cells, and ranks the chapters
-  first: a search for "kernel" finds chapter 4 among the first three hits.
+  cut around the hit, with its formulas as plain text ("d < ∞": no holes where math was, no
+  dollars or backslashes); each page is listed once; in the student book no snippet holds
+  text of the graded exercises' solutions.  The index holds prose, not the code of notebook
+  cells, and ranks the chapters first, the glossary pages after them: a search for
+  "kernel", "VC dimension", "EM algorithm" or "margin" lists the chapter about it first.
 - Every correction is one kind of box: ```{admonition} Correction to the notes``` with the
   option ``:class: correction`` (styled in ``_static/book.css``).
 """
@@ -29,7 +30,7 @@ import pytest
 import yaml
 from docutils import nodes
 
-from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number
+from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number, math_text
 from chapterpages import CHAPTER_FILES, FIRST_PAGE, PAGES, is_later_page
 from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
@@ -157,6 +158,10 @@ def test_a_chapter_over_two_pages_numbers_on_in_the_html(tmp_path):
     assert re.search(r'href="four\.html#[^"]*four-a">\(4\.1\)</a>', more)
     assert re.search(r'href="four\.html#four-tab"[^>]*>.*?Table 4\.1', more, re.S)
     assert re.search(r'href="four\.html#four-thm">Theorem 4\.1</a>', more)
+    # the later page carries its chapter's number: heading, browser title, links to it
+    assert re.search(r"<h1>4 More kernels", more) and "<title>4 More kernels" in more
+    assert re.search(r'href="four-more\.html">4 More kernels</a>', four)
+    assert re.search(r"<h1>4\. Kernels", four) and "4 4" not in four + more
 
 
 def test_a_chapter_over_two_pages_is_one_chapter_in_the_latex(tmp_path):
@@ -254,6 +259,105 @@ def test_theorems_and_equations_are_numbered_per_chapter(edition, request):
             if match and not re.fullmatch(r"([0-9]+|[A-Z])\.\d+", match.group(2).rstrip(".")):
                 unprefixed.append(f"{path.stem}: {text}")
     assert not unprefixed, f"{edition} book: references without a chapter number: {unprefixed}"
+
+
+THEORY_CHAPTERS = [first for first in PAGES if first.stem[:2] in {"08", "09", "10", "11", "12"}]
+DISPLAY = re.compile(r"^\$\$[ \t]*\n(.*?)^\$\$[ \t]*(?:\(([\w-]+)\))?[ \t]*$", re.M | re.S)
+# "the program above", "the bound below": words that point at a display by position
+POINTER = re.compile(r"\b(?:program|programme|problem|supremum|function|weight|display|equation|"
+                     r"inequality|formula|bound|identity)\s+(?:above|below)"
+                     r"(?=\s*[,.;:)]|\s+(?:uses|is|gives|says|shows|for|with|and)\b)")
+
+
+def chapter_markdown(first: Path) -> str:
+    return "\n\n".join(cell for page in PAGES[first] for cell in markdown_cells(page))
+
+
+def test_theory_chapters_number_the_displays_they_refer_to():
+    """Chapters 8-12 label their displays as chapters 1-7 do (`$$ ... $$ (label)`), refer
+    to them with {eq}, and never point at a display as "the program above"."""
+    assert len(THEORY_CHAPTERS) == 5
+    for first in THEORY_CHAPTERS:
+        text = chapter_markdown(first)
+        labels = [m.group(2) for m in DISPLAY.finditer(text) if m.group(2)]
+        referenced = set(re.findall(r"\{eq\}`([^`]+)`", text))
+        assert len(labels) >= 4, f"{first.stem}: {len(labels)} numbered displays"
+        assert len(set(labels)) == len(labels)
+        assert all(label.startswith(f"ch{first.stem[:2]}-eq-") for label in labels), labels
+        assert not set(labels) - referenced, f"{first.stem}: numbered, never referred to: {set(labels) - referenced}"
+        assert referenced <= set(labels), f"{first.stem}: refers to {referenced - set(labels)}"
+        assert not POINTER.findall(text), f"{first.stem}: {POINTER.findall(text)}"
+    ch10 = chapter_markdown(ROOT / "chapters" / "10-subspace.ipynb")
+    ch12 = chapter_markdown(ROOT / "chapters" / "12-metric.ipynb")
+    assert "$$ (ch10-eq-svm2k)" in ch10 and "$$ (ch12-eq-menn-sdp)" in ch12
+    # Theorem 10.x's proof links to the Rademacher bound it uses, now a numbered theorem
+    assert ":label: ch10-thm-rademacher" in ch10 and "$$ (ch10-eq-rademacher)" in ch10
+    proof = ch10[ch10.index(":label: ch10-thm-disagreement"):]
+    proof = proof[proof.index("```{prf:proof}"):]
+    proof = proof[:proof.index("\n```")]
+    assert "{prf:ref}`ch10-thm-rademacher`" in proof and "the kernel-PCA section" not in proof
+
+
+ONLY_HTML = re.compile(r"^(`{3,})\{only\} html[ \t]*\n.*?^\1[ \t]*$", re.M | re.S)
+
+
+def printed_text(cell: dict) -> list[str]:
+    """What a chapter cell puts in the PDF as prose: Markdown (without its ``{only} html``
+    blocks), figure captions and the Markdown tables code cells print."""
+    texts = ["".join(cell["source"])] if cell["cell_type"] == "markdown" else []
+    texts.append(cell["metadata"].get("mystnb", {}).get("figure", {}).get("caption", ""))
+    texts += ["".join(o["data"]["text/markdown"]) for o in cell.get("outputs", [])
+              if "text/markdown" in o.get("data", {})]
+    return [ONLY_HTML.sub("", text) for text in texts]
+
+
+def test_the_printed_chapters_do_not_speak_of_web_pages():
+    """A chapter over several pages says so in the HTML book only ("The next page, ...");
+    the PDF, where those pages are sections of one chapter, has its own wording."""
+    found = []
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for text in printed_text(cell):
+                found += [f"{path.stem}: ...{text[max(0, m.start() - 60):m.end() + 20]}..."
+                          for m in re.finditer(r"\bpages?\b", text, re.I)]
+    assert not found, "\n".join(found)
+    assert ONLY_HTML.sub("", "a\n```{only} html\nThe next page.\n```\nb") == "a\n\nb"
+
+
+def test_the_test_suite_is_introduced_before_a_chapter_leans_on_it():
+    """Chapters 10-12 say "the library's test suite" and link to where the preface
+    introduces it, not "the tests" as if the reader knew which."""
+    assert "(test-suite)=" in (ROOT / "intro.md").read_text(encoding="utf-8")
+    for stem in ("10-subspace", "11-hpca", "12-metric"):
+        text = chapter_markdown(ROOT / "chapters" / f"{stem}.ipynb")
+        assert not re.findall(r"\b(?:the|its) tests\b", text, re.I), stem
+        first = text.index("test suite")
+        assert text[first - 30:first + 30].count("{ref}`test suite <test-suite>`") == 1, stem
+
+
+def test_chapter_4_has_an_exercises_section_and_7_1_says_it_is_graded():
+    svm = chapter_markdown(ROOT / "chapters" / "04-svm.ipynb")
+    exercises = svm[svm.index("\n## Exercises\n"):]
+    assert ":label: ch04-ex-dimension" in exercises and svm.count("{exercise}") == exercises.count("{exercise}")
+    assert svm.index("\n## Summary") < svm.index("\n## Exercises\n")
+    pac = chapter_markdown(ROOT / "chapters" / "07-pac.ipynb")
+    interval = pac[pac.index(":label: ch07-ex-interval"):]
+    interval = interval[:interval.index("```")]
+    assert "question 6" in interval and "`exercises/07-pac.ipynb`" in interval
+    graded = json.loads((ROOT / "solutions" / "07-pac.ipynb").read_text(encoding="utf-8"))
+    headings = ["".join(c["source"]).splitlines()[0] for c in graded["cells"] if c["cell_type"] == "markdown"]
+    assert any(h.startswith("## Question 6") and "interval" in h for h in headings)
+    assert "ch07-ex-interval" in (ROOT / "_config.yml").read_text(encoding="utf-8")  # withheld
+
+
+def test_labels_are_spelled_one_way():
+    """SVM-2K, L $\to$ R, $8 \times 8$; no code names (kcca_SVM) in a table or a legend."""
+    for path in CHAPTERS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            shown = printed_text(cell) + ["".join(cell["source"])] * (cell["cell_type"] == "code")
+            for text in shown:
+                for wrong in ("8x8", "SVM-2k", "kcca_SVM\"", "SVM-2K_j\"", "L->R", "R->L", "| kcca_SVM", "| SVM-2K_j"):
+                    assert wrong not in text, f"{path.stem}: {wrong}"
 
 
 # ------------------------------------------------------------------------- bibliography
@@ -402,7 +506,7 @@ def test_article_text_keeps_sections_and_drops_markup():
     assert article_text("<html>no article</html>") == ""
 
 
-def test_article_text_keeps_formulas_as_tex_and_drops_cell_code():
+def test_article_text_shows_formulas_as_text_and_drops_cell_code():
     page = ('<article class="bd-article"><section id="a"><p>With <span class="math notranslate nohighlight">'
             '\\(m\\)</span> samples with <span class="math notranslate nohighlight">\\(n\\)</span> features:</p>'
             '<div class="math notranslate nohighlight" id="equation-x"><span class="eqno">(5.1)'
@@ -412,7 +516,21 @@ def test_article_text_keeps_formulas_as_tex_and_drops_cell_code():
             '<span class="kn">from</span> lecturelib <span class="kn">import</span> kernels\n</pre></div>\n</div>\n</div>'
             '<div class="cell_output docutils container"><div class="output stream highlight-myst-ansi notranslate">'
             '<div class="highlight"><pre><span></span>0.25\n</pre></div></div></div></div></section></article>')
-    assert article_text(page) == '<section id="a">With $m$ samples with $n$ features: $a &lt; \\hat b$ 0.25 </section>'
+    assert article_text(page) == '<section id="a">With m samples with n features: a &lt; b̂ 0.25 </section>'
+
+
+@pytest.mark.parametrize("tex, text", [
+    (r"d < \infty", "d < ∞"),
+    (r"\hat R_\gamma(P, c, S) \le 1", "R̂_γ(P, c, S) ≤ 1"),
+    (r"\ln\binom mk + \ln(2/\delta)", "ln C(m, k) + ln (2/δ)"),
+    (r"\tfrac12\|w\|^2", "1/2‖w‖^2"),
+    (r"x \in \mathbb R^n", "x ∈ ℝ^n"),
+    (r"\operatorname{tr}K - \mathrm{unknown}\foo{y}", "tr K - unknowny"),
+])
+def test_search_snippets_show_formulas_as_text(tex, text):
+    """A snippet reads a formula as text, with no dollar and no backslash (issue 51)."""
+    assert math_text(tex) == text
+    assert "$" not in math_text(r"\$5 \text{ and } \\") and "\\" not in math_text(r"a \\ b \, c")
 
 
 def test_the_search_scorer_is_read_from_the_book_folder(tmp_path):
@@ -484,10 +602,12 @@ def test_search_summaries_cover_every_page_and_hold_no_solution(student_html):
     lines = graded_solution_lines()
     leaked = [(doc, line) for doc, text in texts.items() for line in lines if line in text]
     assert not leaked, f"graded solution text in the search summaries: {leaked[:3]}"
-    # Formulas are their TeX source between dollars, without MathJax's delimiters.
+    # Formulas are plain text: no MathJax delimiters, and no dollar or backslash in a chapter.
     tex = [doc for doc, text in texts.items() if re.search(r"\\[()\[\]]", text)]
     assert not tex, f"MathJax delimiters in the search summaries of {tex[:5]}"
-    assert "$m$ samples with $n$ features" in texts["exercises/05-spectral"], "a hole where a formula was"
+    raw = [doc for doc, text in texts.items() if doc.startswith("chapters/") and re.search(r"[$\\]", text)]
+    assert not raw, f"raw TeX in the search summaries of {raw[:5]}"
+    assert "m samples with n features" in texts["exercises/05-spectral"], "a hole where a formula was"
     assert "from lecturelib import" not in texts["chapters/06-clustering"], "cell code in the summaries"
 
 
@@ -555,19 +675,30 @@ def test_search_shows_snippets_without_solutions(edition, request, browser):
             assert not leaks, f"student book, {query!r}: solution text in search snippets: {leaks[:3]}"
 
 
+# The chapter about each term (issue 51): it comes first, its snippet reads as text.
+ABOUT = {"kernel": "chapters/04-svm.html", "VC dimension": "chapters/08-vc.html",
+         "EM algorithm": "chapters/03-em.html", "margin": "chapters/04-svm.html"}
+
+
 @pytest.mark.full
 @pytest.mark.browser
 def test_search_ranks_the_chapter_that_explains_an_idea_first(student_html, browser):
-    """Typed into the search page: "kernel" lists chapter 4 (SVMs and kernels) among its first
-    three hits, not behind the library reference and the chapters that import the module;
-    the snippets show prose (no import lines) and formulas as TeX, not holes."""
-    hits = search_hits(browser, student_html, "kernel")
-    pages = [h["href"].split("#")[0] for h in hits]
-    assert "chapters/04-svm.html" in pages[:3], [h["title"] for h in hits[:8]]
-    assert not [h for h in hits if re.search(r"\bimport\b", h["snippet"])], "import lines in the snippets"
+    """Typed into the search page, each term of ``ABOUT`` lists the chapter about it first,
+    with a snippet free of dollars and backslashes; the glossary pages (notation) come after
+    every chapter; the snippets show prose (no import lines) and formulas as text, not holes."""
+    for term, chapter in ABOUT.items():
+        hits = search_hits(browser, student_html, term)
+        pages = [h["href"].split("#")[0] for h in hits]
+        assert pages and pages[0] == chapter, (term, [h["title"] for h in hits[:8]])
+        assert not re.search(r"[$\\]", hits[0]["snippet"]), (term, hits[0]["snippet"])
+        chapters = [i for i, page in enumerate(pages) if page.startswith("chapters/")]
+        if "notation.html" in pages:
+            assert pages.index("notation.html") > max(chapters), (term, pages[:10])
+        if term == "kernel":  # the chapters that import lecturelib.kernels: prose, not code
+            assert not [h for h in hits if re.search(r"\bimport\b", h["snippet"])], "import lines in the snippets"
     hits = search_hits(browser, student_html, "samples")
     snippet = next(h["snippet"] for h in hits if h["href"].startswith("exercises/05-spectral.html"))
-    assert "$m$ samples with $n$ features" in snippet, snippet
+    assert "m samples with n features" in snippet, snippet
 
 
 # ------------------------------------------------------------------------ corrections

@@ -402,5 +402,134 @@ def test_chB_notebook_times_count_a_chapter_over_all_its_pages():
     assert 20 <= per_chapter[longest] <= 40 and max(seconds.values()) < 60
     assert sum(seconds.values()) < 120
     text = markdown(CHB)
-    assert "the longest (Chapter 10, its four pages together) in about half of one" in text
+    assert "the longest (Chapter 10, its four notebooks together) in about half of one" in text
     assert "the whole book in under two" in text
+
+
+# ================================================================== issue 51
+
+def test_ch11_bound_figure_says_where_the_term_falls_below_one():
+    """At d = 18, gamma = 0.01, delta = 0.05 the estimation term is c / sqrt(m) with
+    c = 2 (sqrt 18 + 1) / 0.01 + sqrt(ln 20 / 2): below 1 from m = c^2, about 1.1
+    million, not ten million; the chapter's table agrees (rotated, all pairs)."""
+    c = 2 * (math.sqrt(18) + 1) / 0.01 + math.sqrt(math.log(1 / 0.05) / 2)
+    assert c == pytest.approx(1049.75, abs=0.01)
+    assert round(c * c / 1e6, 1) == 1.1
+    rows = output_table(CH11, "paper = {")
+    rotated = [float(v) for v in rows["rotated"]]
+    m = 2000 * 1999
+    assert rotated[3] == pytest.approx(c / math.sqrt(m), abs=0.005) and rotated[3] < 1
+    caption = figure_caption(CH11, "ch11-fig-bound-m")
+    assert "ten million" not in caption
+    assert f"about ${c:.0f}/\\sqrt m$" in caption and "until about 1.1 million constraints" in caption
+
+
+def test_ch11_transfer_counts_the_scaled_letters_it_uses():
+    settings = output_table(CH11, "chosen.rename_axis")
+    n_train = int(settings["scaled"][0])
+    source = "".join("".join(c["source"]) for c in notebook(CH11)["cells"]
+                     if "CHARACTER_ENVS = {" in "".join(c["source"]))
+    letters = re.search(r'"scaled": \("([A-Za-z]+)"', source).group(1)
+    assert len(letters) == n_train == 31
+    text = markdown(CH11)
+    assert "30 scaled letters" not in text
+    assert f"{n_train} scaled letters (upper and lower case)" in text
+
+
+def test_ch11_transfer_table_names_which_columns_are_risks():
+    header, rows = markdown_table(CH11, "mean_sd.rename_axis")
+    assert header[1:] == ["$R^*$ (balanced risk)", "$c^*$", "1-NN error, raw",
+                          "1-NN error, PCA", "1-NN error, HPCA"]
+    cell = [c for c in notebook(CH11)["cells"] if "mean_sd.rename_axis" in "".join(c["source"])][0]
+    shown = "".join("".join(o["data"]["text/markdown"]) for o in cell["outputs"])
+    caption = shown.splitlines()[0]
+    assert "Balanced risk of raw, PCA and HPCA" not in caption
+    assert "Balanced risk $R^*$ of HPCA's threshold classifier" in caption
+    assert "one-example nearest-neighbour error with raw, PCA and HPCA distances" in caption
+
+
+def test_ch11_transfer_time_is_what_appendix_b_measures():
+    stored = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    seconds = {nb["notebook"]: nb["seconds"] for nb in stored["notebooks"]}
+    assert seconds["11-hpca-transfer"] < 15  # seconds, not a minute
+    text = markdown(CH11)
+    assert "runs in about a minute" not in text
+    assert "the whole experiment runs in a few seconds" in text
+
+
+def test_chB_linear_svc_ratio_is_stated_as_measured(bench):
+    ratio = largest_ratios(bench)["SVC-linear-C1e4"]
+    results_md = (ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    assert f"{ratio:.2f}" in results_md
+    text = markdown(CHB) + figure_caption(CHB, "chB-fig-time")
+    assert "eight times" not in text
+    assert text.count(f"about {round(ratio)} times") == 3
+
+
+def test_ch10_lsi_retrieval_is_quoted_to_its_largest_value():
+    rows = output_table(CH10, 'found = pd.DataFrame(acc')
+    lsi = max(float(v) for name, values in rows.items() if name.startswith("LSI") for v in values)
+    assert lsi == 0.032
+    caption = figure_caption(CH10, "ch10-fig-mates")
+    assert "at most 3%" not in caption and f"at most {100 * lsi:.1f}%" in caption
+    text = markdown(CH10)
+    assert "at most 0.03 for LSI" not in text and f"at most {lsi:.3f} for LSI" in text
+
+
+def test_ch10_kcca_bound_names_the_empirical_variance():
+    header, rows = markdown_table(CH10, "kcca_terms.rename_axis")
+    empirical = [float(r[header.index("empirical term")]) for r in rows]
+    assert max(empirical) <= 4 * 5
+    text = markdown(CH10)
+    assert "at most $4k = 20$ for unit-variance directions" not in text
+    assert ("The directions are scaled to unit *empirical* variance, so on the training "
+            "points $\\hat E g = \\sum_{i\\le k} 2(1 - \\rho_i)$ is at most $4k = 20$ "
+            f"(the empirical term of the table, {max(empirical):.1f} at most)") in text
+
+
+def test_ch10_svm2k_rankings_are_stated_as_both_tables_give_them():
+    ours = {k: [float(c.split()[0]) for c in v]
+            for k, v in output_table(CH10, 'aps = pd.DataFrame(').items()}
+    lecture = {k: [float(c.split()[0]) for c in v[1:]]
+               for k, v in ((r[0], r) for r in markdown_table_md(CH10, "ch10-tab-ap-lecture"))}
+    methods = ["pSVM", "KCCA-SVM", "SVM", "SVM-2K, second view", "Concat", "SVM-2K"]
+    assert set(ours) == set(methods)
+    columns = list(zip(*lecture.values()))  # one tuple per method, in the table's order
+    lec = dict(zip(methods, columns))
+    for table in (ours, lec):
+        for phase in ("pSVM", "KCCA-SVM"):
+            for better in ("SVM", "Concat", "SVM-2K"):
+                assert all(a < b for a, b in zip(table[phase], table[better]))
+    beats = [t for t, (p, v) in enumerate(zip(ours["pSVM"], ours["SVM-2K, second view"])) if p > v]
+    assert beats == [0, 1]  # digits 3 and 8
+    wins = [j > s for j, s in zip(lec["SVM-2K, second view"], lec["SVM"])]
+    assert wins == [False] + [True] * 5
+    text = markdown(CH10)
+    assert "lose information against the methods that learn with the labels" not in text
+    assert "ahead of SVM-2K predicting with view B, which it beats on digits 3 and 8" in text
+    assert ("beats the English SVM in the mean and on five of the six classes, not on "
+            f"class 1 ({lec['SVM-2K, second view'][0]} against {lec['SVM'][0]})") in text
+    for name in ("kcca_SVM", "SVM-2K_j", "SVM-2k_j"):
+        assert all(name not in row[0] for row in markdown_table_md(CH10, "ch10-tab-ap-lecture"))
+        assert name not in "".join(output_table(CH10, 'aps = pd.DataFrame('))
+    header = markdown_table_md(CH10, "ch10-tab-ap-lecture", header=True)
+    assert header[1:] == methods
+
+
+def markdown_table_md(name, label, header=False):
+    """Rows (or the header) of a table written in a Markdown cell under ``:name: label``."""
+    text = "\n\n".join("".join(c["source"]) for c in notebook(name)["cells"]
+                       if c["cell_type"] == "markdown")
+    block = text[text.index(f":name: {label}"):].split("```")[0]
+    lines = [line for line in block.splitlines() if line.startswith("|")]
+    split = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    return split[0] if header else split[2:]
+
+
+def test_figure_captions_write_variables_as_math():
+    bmi = figure_caption("01-bayes.ipynb", "ch01-fig-bmi")
+    toy = figure_caption(CH12, "ch12-fig-toy")
+    for caption in (bmi, toy):
+        assert not re.search(r"(?<![\w$_{])x\d", caption), caption
+    assert "between $x_3$ and $x_4$" in bmi
+    assert "only in $x_1$" in toy and "vertical line $x_1 = 1$" in toy

@@ -294,6 +294,53 @@ def test_every_page_reads_at_1280_and_400_px(edition, request, browser):
 
 
 
+PHONE = 390  # px: a common phone's viewport (issue 51)
+CAPTIONS_CUT = r"""
+() => {
+  const cut = [];
+  document.querySelectorAll('article table > caption').forEach(c => {
+    const box = c.closest('.pst-scrollable-table-container') || c.closest('table');
+    const b = box.getBoundingClientRect(), r = c.getBoundingClientRect();
+    if (r.width > 0 && (r.left < b.left - 1 || r.right > b.right + 1))
+      cut.push(`${c.textContent.trim().slice(0, 40)}: ${Math.round(r.left)}..${Math.round(r.right)} px` +
+               ` in a box of ${Math.round(b.left)}..${Math.round(b.right)} px`);
+  });
+  return cut;
+}
+"""
+
+
+@pytest.mark.full
+@pytest.mark.browser
+def test_no_table_caption_is_cut_on_a_phone(student_html, browser):
+    """At 390 px a table wider than the column scrolls in its box; its caption stays inside
+    the box, before and after the table is scrolled, and no chapter page is wider than the
+    screen (chapter 10's last page was 417 px wide)."""
+    tab = browser.new_page(viewport={"width": PHONE, "height": 800})
+    found, wide, scrolled_tables = {}, {}, 0
+    try:
+        for path in sorted((student_html / "chapters").glob("*.html")):
+            tab.goto(path.as_uri(), wait_until="load")
+            tab.wait_for_function(MATHJAX_READY)
+            tab.evaluate(SETTLE)
+            cut = tab.evaluate(CAPTIONS_CUT)
+            scrolled_tables += tab.evaluate("() => [...document.querySelectorAll('.pst-scrollable-table-container')]"
+                                            ".filter(b => b.scrollWidth > b.clientWidth + 1)"
+                                            ".map(b => { b.scrollLeft = b.scrollWidth; return b; }).length")
+            tab.evaluate(SETTLE)
+            cut += [f"scrolled: {c}" for c in tab.evaluate(CAPTIONS_CUT)]
+            if cut:
+                found[path.name] = cut
+            width = tab.evaluate("() => document.documentElement.scrollWidth")
+            if width > PHONE:
+                wide[path.name] = width
+    finally:
+        tab.close()
+    assert scrolled_tables >= 10, "the test should see tables that scroll at this width"
+    assert not found, "table captions cut at 390 px:\n" + "\n".join(f"{p}: {c}" for p, cs in found.items() for c in cs)
+    assert not wide, f"pages wider than a {PHONE} px screen: {wide}"
+
+
 # ---------------------------------------------------------------------------------------
 # The apparatus of a book, read from the stored notebooks.
 

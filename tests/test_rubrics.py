@@ -96,10 +96,34 @@ def test_set1_written_question_does_not_print_the_offset_of_question_6():
     assert "w = \\Sigma^{-1}(\\mu_1 - \\mu_2)" in text  # the direction is given, as in question 6
 
 
+SPLIT = re.compile(r"^\*Points(?: of the written part)?:\* (.+)\.$", re.M)
+
+
+@pytest.mark.parametrize("stem", SETS)
+def test_each_written_question_says_how_its_points_split(stem):
+    """The student reads how a written question's points divide between the parts it asks
+    for ("1 for part 1, 1.5 for part 2, ..."), and the amounts add up to the rubric's total;
+    the parts are the question's own, not the rubric's steps (no rubric text, tested above)."""
+    questions = [c for c in cells("exercises", stem)
+                 if c["cell_type"] == "markdown" and source(c).startswith("## Question ")]
+    for cell in written(stem):
+        qid = next(t for t in cell["metadata"]["tags"] if t.startswith("question:"))[len("question:"):]
+        number = int(re.match(r"q(\d+)", qid).group(1))
+        text = next(source(c) for c in questions if source(c).startswith(f"## Question {number} "))
+        lines = SPLIT.findall(text)
+        assert len(lines) == 1, f"{stem} question {number}: no line saying how its points split"
+        whole = re.fullmatch(r"all (\d+(?:\.\d+)?) for .+", lines[0])
+        amounts = [float(whole.group(1))] if whole else [float(a) for a in re.findall(r"(?:^|, )(\d+(?:\.\d+)?) for ", lines[0])]
+        assert amounts and math.isclose(sum(amounts), cell["metadata"]["grading"]["points"]), (stem, number, lines[0])
+        if "+" in text.splitlines()[0]:  # code and written points: the line is about the written part
+            assert "*Points of the written part:*" in text, (stem, number)
+
+
 # ------------------------------------------------------------------------------ rubrics
 
-# Sets whose negative items could charge the omission of a positive item a second time.
-OVERLAPPING_SETS = ["01-bayes", "02-maxent", "03-em", "04-svm", "07-pac"]
+# A negative item could charge the omission of a positive item a second time: in every
+# set, each says whether it replaces withholding a positive item or stands on its own.
+OVERLAPPING_SETS = SETS
 RULE = re.compile(r"charged in place of withholding item (\w+)|no positive item covers this: charged on its own")
 
 

@@ -23,7 +23,8 @@ machines", "A. Constrained optimisation"), so the book needs no numbered toctree
 would number the titles a second time).  A long chapter may run over several pages: its
 first page carries the number, the later pages are listed under it in ``_toc.yml``
 (``sections:``) with titles of their own, and the numbers run on from page to page
-("Figure 10.7" on the second page after "Figure 10.6" on the first); in the PDF the later
+("Figure 10.7" on the second page after "Figure 10.6" on the first); in the HTML book a
+later page's title carries its chapter's number too ("10 SVM-2K"), and in the PDF the later
 pages' sections are the chapter's sections.  Any other page whose title has no number
 numbers its items from 1 on its own.
 
@@ -75,7 +76,8 @@ a script sphinx-thebe adds once per build is written once per page (it was decla
 twice, a console error); the download button of a page downloads the notebook instead of
 opening its JSON in a new tab; the sidebar's section toggles have a name for screen
 readers, and the bibliography's entries are the items of its list (ARIA).  The search snippets are cut from the text, its
-formulas as TeX source between dollars, around the first word of the query found, and a page that
+formulas as plain text ("d < ∞", no dollars or backslashes), around the first word of the query
+found, and a page that
 matches several times is listed once, where it ranks highest.
 
 Loaded by the book's ``_config.yml`` (``extra_extensions``).
@@ -85,10 +87,14 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
+from html import escape, unescape
 from pathlib import Path
 
 from docutils import nodes
 from markupsafe import Markup
+from pylatexenc import latexwalker, macrospec
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from sphinx import addnodes
 from sphinx.util.texescape import escape as tex_escape
 
@@ -256,15 +262,47 @@ _SUMMARIES_JS = """\
 """
 
 
-def math_source(match: re.Match) -> str:
-    """A formula as its TeX source between dollars (``$\\mathbb R^n$``), without MathJax's
-    delimiters: a snippet reads "$m$ samples with $n$ features", not "samples with features"."""
-    tex = _TAG.sub("", match.group(2)).strip()
+# LaTeX that pylatexenc's default tables miss: two-argument \binom, \operatorname, the
+# spacing of named functions, and the double bar (its \| is read as a line break).
+_WALKER_MACROS = [macrospec.MacroSpec("binom", "{{"), macrospec.MacroSpec("operatorname", "{")]
+_TEXT_MACROS = [MacroTextSpec("binom", simplify_repl="C(%s, %s)"),
+                MacroTextSpec("operatorname", simplify_repl="%s "),
+                *(MacroTextSpec(name, simplify_repl=f"{name} ")
+                  for name in ("ln", "log", "exp", "det", "min", "max", "sup", "inf", "Pr", "tr"))]
+_DIGIT_FRACTION = re.compile(r"\\[dt]?frac\s*(\d)\s*(\d)")
+_DOUBLE_BAR = re.compile(r"\\\||\\[lr]Vert\b")
+_RELATION = re.compile(r"\s*([≤≥≠≈∈∉⊂⊆⊇→↦⇒⇔≽≼∼])\s*")
+
+
+@lru_cache(maxsize=1)
+def _latex_to_text():
+    walker = latexwalker.get_default_latex_context_db()
+    walker.add_context_category("lecturelib", prepend=True, macros=_WALKER_MACROS)
+    text = get_default_latex_context_db()
+    text.add_context_category("lecturelib", prepend=True, macros=_TEXT_MACROS)
+    return walker, LatexNodes2Text(latex_context=text, math_mode="text")
+
+
+def math_text(tex: str) -> str:
+    """A formula as plain text a search snippet can show: ``d < \\infty`` reads "d < ∞",
+    ``\\hat R_\\gamma`` "R̂_γ", ``\\binom mk`` "C(m, k)"; no dollar and no backslash is left.
+    Sub- and superscripts keep their ``_`` and ``^``."""
+    walker, converter = _latex_to_text()
+    tex = _DOUBLE_BAR.sub("‖", _DIGIT_FRACTION.sub(r"\\frac{\1}{\2}", tex))
+    nodes, _, _ = latexwalker.LatexWalker(tex, latex_context=walker, tolerant_parsing=True).get_latex_nodes()
+    text = converter.nodelist_to_text(nodes).replace("\\", " ").replace("$", "")
+    return _RELATION.sub(r" \1 ", " ".join(text.split())).strip()
+
+
+def math_snippet(match: re.Match) -> str:
+    """A formula of a built page (MathJax's markup, HTML-escaped TeX) as escaped plain text
+    (:func:`math_text`): a snippet reads "m samples with n features", without holes."""
+    tex = unescape(_TAG.sub("", match.group(2))).strip()
     for opening, closing in _MATH_DELIMITERS:
         if tex.startswith(opening) and tex.endswith(closing):
             tex = tex[len(opening):-len(closing)]
-    tex = "$" + " ".join(tex.split()) + "$"
-    return f" {tex} " if match.group(1) == "div" else tex
+    text = escape(math_text(tex), quote=False)
+    return f" {text} " if match.group(1) == "div" else text
 
 
 def article_text(page_html: str) -> str:
@@ -272,14 +310,14 @@ def article_text(page_html: str) -> str:
 
     Entities stay escaped (the result is HTML); tags other than sections are dropped, with
     a space where a block ends so that words of adjacent blocks do not run together.
-    Formulas are kept as their TeX source (:func:`math_source`); the code of notebook cells
+    Formulas become plain text (:func:`math_snippet`); the code of notebook cells
     is left out (a snippet shows the prose around a hit).
     """
     match = _ARTICLE.search(page_html)
     if not match:
         return ""
     body = _CELL_CODE.sub(r"\1\2", _DROPPED.sub("", match.group(1)))
-    body = _MATH.sub(math_source, body)
+    body = _MATH.sub(math_snippet, body)
     body = _SECTION_OPEN.sub(lambda m: f'<section id="{m.group(1)}">', body)
     body = _TAG.sub("", _BLOCK_END.sub(" ", body))
     return re.sub(r"\s+", " ", body).strip()
@@ -586,6 +624,46 @@ def _number_per_chapter(app, env):
                 env.toc_fignumbers[docname] = renumbered
                 changed.append(docname)
     return changed
+
+
+def number_continued_title(title: nodes.Element, number: str) -> None:
+    """Put chapter ``number`` before the text of ``title`` ("SVM-2K" -> "10 SVM-2K"), once."""
+    prefix = f"{number} "
+    if not title.astext().startswith(prefix):
+        title.insert(0, nodes.Text(prefix))
+
+
+def _later_pages_carry_their_number(app, env):
+    """In the HTML book a page that continues a chapter shows the chapter's number before
+    its title, as the chapter's first page does ("10 SVM-2K" under "10. Subspace methods"):
+    in the sidebar, the browser's title, the previous/next links and a ``{doc}`` link's
+    text.  (Its heading gets it in ``_later_page_headings_for_html``.)  The title keeps no
+    full stop after the number, so `chapter_number` still reads the page as a later page.
+    The PDF's later pages are sections of their chapter and keep their titles unchanged."""
+    if app.builder.format != "html":
+        return []
+    parents = _toctree_parents(env)
+    for docname in list(env.titles):
+        if not is_later_page(env, docname, parents):
+            continue
+        number = _chapter_number_of(env, docname)
+        number_continued_title(env.titles[docname], number)
+        number_continued_title(env.longtitles[docname], number)
+        toc = env.tocs.get(docname)
+        entry = next(toc.findall(nodes.reference), None) if toc is not None else None
+        if entry is not None:
+            number_continued_title(entry, number)
+    return []
+
+
+def _later_page_headings_for_html(app, doctree, docname):
+    """The heading of a page that continues a chapter carries the chapter's number (see
+    `_later_pages_carry_their_number`)."""
+    if app.builder.format != "html" or not is_later_page(app.env, docname):
+        return
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is not None and isinstance(section[0], nodes.title):
+        number_continued_title(section[0], _chapter_number_of(app.env, docname))
 
 
 # The colours of _static/book.css, for the note-style box LaTeX draws for an admonition.
@@ -907,6 +985,8 @@ def _register_bibliography_style():
 def setup(app):
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
+    app.connect("env-updated", _later_pages_carry_their_number)
+    app.connect("doctree-resolved", _later_page_headings_for_html)
     app.connect("html-page-context", _summaries_on_search_page)
     app.connect("builder-inited", _index_prose_not_code)
     app.connect("config-inited", _scorer_from_the_book)
