@@ -513,12 +513,6 @@ def _class_pairs(y_idx):
     return np.column_stack([i[same], j[same]]), np.column_stack([i[~same], j[~same]])
 
 
-# Up to this many pairs i < j, MMC and ITML list them all and sample from the list (as
-# before, so that their results are unchanged; about 5,800 points).  Beyond, they draw
-# pairs by rank (:class:`_ClassPairRanks`) without listing them: n = 30,000 has 4.5e8.
-_PAIR_LISTING_MAX = 1 << 24
-
-
 class _ClassPairRanks:
     """The pairs ``i < j`` of one kind (same class, or different classes) in the order of
     :func:`_class_pairs` (row-major), addressed by rank without listing them: O(n) memory.
@@ -583,18 +577,14 @@ def _distinct_ranks(rng, n_ranks, k, accept=None, max_rounds=100):
 
 
 def _sampled_class_pairs(index, similar, k, rng, accept=None):
-    """Up to ``k`` distinct pairs of one kind drawn uniformly without listing them all
-    (all of them when there are at most ``k``, or at most ``_PAIR_LISTING_MAX``, filtered
-    by ``accept``, a function of the pairs)."""
+    """Up to ``k`` distinct pairs of one kind drawn uniformly without listing them (all of
+    them when there are at most ``k``), kept where ``accept`` (a function of the pairs)
+    holds: memory O(k), whatever the number of pairs."""
     total = index.count(similar)
     keep = (lambda ranks: accept(index.pairs(ranks, similar))) if accept else None
-    if total <= max(k, _PAIR_LISTING_MAX):
+    if total <= k:
         ranks = np.arange(total)
-        if keep is not None:
-            ranks = ranks[keep(ranks)]
-        if ranks.size > k:
-            ranks = ranks[rng.choice(ranks.size, k, replace=False)]
-        return index.pairs(ranks, similar)
+        return index.pairs(ranks if keep is None else ranks[keep(ranks)], similar)
     return index.pairs(_distinct_ranks(rng, total, k, keep), similar)
 
 
@@ -688,17 +678,9 @@ class MMC(_MetricTransformer):
         """Learn ``metric_`` from labelled data; returns ``self``."""
         check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        n = y_idx.size
-        if self.max_pairs is None or n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
+        if self.max_pairs is None:
             similar, dissimilar = _class_pairs(y_idx)
-            if self.max_pairs is not None:
-                k = int(self.max_pairs)
-                rng = check_random_state(self.random_state)
-                if similar.shape[0] > k:
-                    similar = similar[rng.choice(similar.shape[0], k, replace=False)]
-                if dissimilar.shape[0] > k:
-                    dissimilar = dissimilar[rng.choice(dissimilar.shape[0], k, replace=False)]
-        else:   # too many pairs to list: draw them by rank
+        else:   # draw them by rank, without listing all pairs
             index, rng = _ClassPairRanks(y_idx), check_random_state(self.random_state)
             similar = _sampled_class_pairs(index, True, int(self.max_pairs), rng)
             dissimilar = _sampled_class_pairs(index, False, int(self.max_pairs), rng)
@@ -1131,7 +1113,7 @@ class LMNN(_MetricTransformer):
                 # "auto" keeps the subgradient result, and says that it is not certified
                 solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
             else:
-                self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+                self.duality_gap_ = self._certify(M, loss, Xu, targets, triplets, mu)
                 if not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
                     warnings.warn(
                         f"LMNN: the active-set stage ended {self.n_rounds_} restricted solves "
@@ -1143,7 +1125,7 @@ class LMNN(_MetricTransformer):
         if solver == "subgradient":
             # the subgradient stage's own criterion (a small change of the loss) does not
             # say how far it is from the optimum; the certificate does
-            self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+            self.duality_gap_ = self._certify(M, loss, Xu, targets, triplets, mu)
             if stop != "converged":
                 warnings.warn(f"LMNN stopped {stop} before the relative change of the loss "
                               f"fell below tol={tightened(self.tol):g}; its loss is certified "
@@ -1164,6 +1146,19 @@ class LMNN(_MetricTransformer):
         self.loss_ = loss
         self._set_metric(M, scale)
         return self
+
+    @staticmethod
+    def _certify(M, loss, Xu, targets, triplets, mu):
+        """The certified gap; warns when the certificate left out its fit of the ties."""
+        gap, skipped = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+        if skipped:
+            d = Xu.shape[1]
+            warnings.warn(f"LMNN: the duality-gap certificate skipped its fit of the "
+                          f"multipliers of {skipped} tied triplets ({skipped} x {d}^2 entries "
+                          f"> {_LMNN_TIE_FIT_MAX_ENTRIES:.0e}, too costly); duality_gap_ "
+                          f"({gap:.3g}) is the looser bound without them", ConvergenceWarning,
+                          stacklevel=3)
+        return gap
 
     def _subgradient(self, Xu, y_idx, targets, triplets, mu):
         """Projected subgradient descent from the identity; (best M, its loss, stop reason)."""
@@ -1235,6 +1230,11 @@ _LMNN_WORKING_MARGIN = 0.5
 _LMNN_CERTIFIED_GAP = 1e-4
 # Widths of the band of margins treated as ties when the certificate's multipliers are fitted.
 _LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+# The certificate fits the ties' multipliers by bounded least squares on a dense
+# (d^2 x ties) matrix; beyond this many entries the fit is skipped (the ties keep the
+# multiplier 0, a valid but looser bound) and LMNN says so: on np.eye(60), every distance
+# tied, 3,600 x thousands of ties did not return in 200 s.
+_LMNN_TIE_FIT_MAX_ENTRIES = 1_000_000
 # The same for MENN's certificate of solver="cvxpy" (fewer: each fit is a least-squares
 # problem with s^2 rows), and the largest dual SDP over the ties' multipliers it solves
 # (ties times s^2 entries of its constraint matrix; beyond, the certificate does without).
@@ -1329,7 +1329,12 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
     :math:`\mu` on the triplets with a positive hinge, 0 on the inactive ones, and on the
     ties (margins within a width ``w`` of 0) the values in :math:`[0,\mu]` that make
     :math:`ZM` smallest (complementarity, bounded least squares); the best of the widths
-    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).
+    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).  A width whose ties
+    make the least-squares problem larger than ``_LMNN_TIE_FIT_MAX_ENTRIES`` entries
+    (ties times :math:`d^2`) leaves their multipliers at 0.
+
+    Returns ``(gap, skipped)``: ``skipped`` is the largest number of ties whose fit was
+    left out (0 when none was).
     """
     from scipy.linalg import eigh
     from scipy.optimize import lsq_linear
@@ -1341,12 +1346,15 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
     lam_P = np.linalg.eigvalsh(P)
     definite = lam_P[0] > 1e-12 * lam_P[-1]
     Dj, Dl = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
-    best = -np.inf
+    best, skipped = -np.inf, 0
     for width in _LMNN_TIE_WIDTHS:
         active, ties = margins > width, np.abs(margins) <= width
         Z = (1 - mu) * P + mu * (Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active])
         dual = mu * float(active.sum())
-        if ties.any():
+        n_ties = int(ties.sum())
+        if n_ties * Xu.shape[1] ** 2 > _LMNN_TIE_FIT_MAX_ENTRIES:
+            skipped = max(skipped, n_ties)
+        elif n_ties:
             Aj, Al = Dj[ties], Dl[ties]
             cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
                     - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
@@ -1361,7 +1369,7 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
         else:            # M* is not bounded through P: no finite bound from this Z
             bound = -np.inf
         best = max(best, bound)
-    return (loss - best) / max(abs(loss), 1e-300)
+    return (loss - best) / max(abs(loss), 1e-300), skipped
 
 
 # ----------------------------------------------------------------------------- ITML
@@ -1470,30 +1478,20 @@ class ITML(_MetricTransformer):
         rng = check_random_state(self.random_state)
         n_pairs = (20 * self.classes_.size**2 if self.n_constraints is None
                    else int(self.n_constraints))
-        n = y_idx.size
         want_sim = (n_pairs + 1) // 2
         want_dis = n_pairs - n_pairs // 2 if n_pairs > 1 else 1
-        if n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
-            similar, dissimilar = _class_pairs(y_idx)
-            similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
-            dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
-            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
-                raise ValueError("ITML needs distinct pairs both within a class and across classes")
-            n_sim = min(want_sim, similar.shape[0])
-            n_dis = min(want_dis, dissimilar.shape[0])
-            similar = similar[rng.choice(similar.shape[0], n_sim, replace=False)]
-            dissimilar = dissimilar[rng.choice(dissimilar.shape[0], n_dis, replace=False)]
-        else:   # too many pairs to list: draw them by rank, rejecting pairs of equal points
-            index = _ClassPairRanks(y_idx)
+        # drawn by rank without listing all pairs (memory O(n_constraints)), rejecting
+        # pairs of equal points
+        index = _ClassPairRanks(y_idx)
 
-            def distinct(P):
-                return np.any(X[P[:, 0]] != X[P[:, 1]], axis=1)
+        def distinct(P):
+            return np.any(X[P[:, 0]] != X[P[:, 1]], axis=1)
 
-            similar = _sampled_class_pairs(index, True, want_sim, rng, distinct)
-            dissimilar = _sampled_class_pairs(index, False, want_dis, rng, distinct)
-            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
-                raise ValueError("ITML needs distinct pairs both within a class and across classes")
-            n_sim, n_dis = similar.shape[0], dissimilar.shape[0]
+        similar = _sampled_class_pairs(index, True, want_sim, rng, distinct)
+        dissimilar = _sampled_class_pairs(index, False, want_dis, rng, distinct)
+        if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
+            raise ValueError("ITML needs distinct pairs both within a class and across classes")
+        n_sim, n_dis = similar.shape[0], dissimilar.shape[0]
         pairs = np.vstack([similar, dissimilar])
         delta = np.r_[np.ones(n_sim), -np.ones(n_dis)]
         V, s = _itml_unit_differences(X, pairs)

@@ -439,6 +439,32 @@ def test_lmnn_subgradient_stage_warns_with_its_certified_gap(monkeypatch):
     assert auto.n_rounds_ == 0 and auto.loss_ == sub.loss_
 
 
+def test_lmnn_on_tied_points_skips_the_costly_tie_fit_and_says_so():
+    """On np.eye(60) every distance is tied: the certificate's least-squares fit of the
+    ties' multipliers (3,600 rows, thousands of tied triplets) did not return in 200 s,
+    silently.  Beyond _LMNN_TIE_FIT_MAX_ENTRIES it is left out, with a warning, and the
+    gap reported is the bound without it."""
+    X, y = np.eye(60), np.arange(60) % 3
+    with pytest.warns(ConvergenceWarning, match=r"skipped its fit of the multipliers of "
+                                                r"\d+ tied triplets \(\d+ x 60\^2 entries"):
+        est = metric.LMNN().fit(X, y)
+    assert not est.duality_gap_ <= metric._LMNN_CERTIFIED_GAP
+
+
+def test_lmnn_certificate_without_the_tie_fit_is_a_looser_valid_bound(iris, monkeypatch):
+    """With the tie fit left out (the cap lowered to 0) the certified gap is still a true
+    bound on the distance to the optimum, no tighter than with the fit, and LMNN warns."""
+    X, y = iris
+    full = metric.LMNN().fit(X, y)
+    monkeypatch.setattr(metric, "_LMNN_TIE_FIT_MAX_ENTRIES", 0)
+    with pytest.warns(ConvergenceWarning, match="skipped its fit"):
+        loose = metric.LMNN().fit(X, y)
+    assert loose.loss_ == full.loss_
+    assert loose.duality_gap_ >= full.duality_gap_
+    optimum = _lmnn_cvxpy_optimum(X, y, full.target_neighbors_, full.metric_)
+    assert loose.loss_ * (1 - loose.duality_gap_) <= optimum * (1 + 1e-7)
+
+
 @pytest.mark.parametrize("scale", [1e-150, 1e150])
 def test_lmnn_and_itml_at_extreme_scales_of_x(scale):
     """LMNN's metric scales by 1/s^2 and ITML's is unchanged when X is scaled by s, also
@@ -1044,10 +1070,9 @@ def test_pairs_addressed_by_rank_are_the_listed_pairs_in_order(n, n_classes):
 
 
 def test_pairs_drawn_by_rank_are_distinct_of_their_kind_and_uniform(monkeypatch):
-    """Beyond the listing limit (lowered here) pairs are drawn by rank: every pair of the
-    kind asked, none twice, each equally likely (2,000 draws of 10 of the 45 similar pairs:
-    every count within 5 standard deviations of its mean, 444)."""
-    monkeypatch.setattr(metric, "_PAIR_LISTING_MAX", 10)
+    """Pairs are drawn by rank: every pair of the kind asked, none twice, each equally
+    likely (2,000 draws of 10 of the 66 similar pairs: every count within 5 standard
+    deviations of its mean, 303)."""
     y = np.repeat([0, 1, 2], [10, 6, 4])
     index = metric._ClassPairRanks(y)
     rng = np.random.RandomState(0)
@@ -1065,6 +1090,42 @@ def test_pairs_drawn_by_rank_are_distinct_of_their_kind_and_uniform(monkeypatch)
     assert all(abs(c - mean) < 5 * sd for c in counts.values())
     D = metric._sampled_class_pairs(index, False, 30, rng)
     assert len({tuple(p) for p in D}) == 30 and np.all(y[D[:, 0]] != y[D[:, 1]])
+
+
+@pytest.mark.parametrize("d", [5, 20])
+def test_mmc_and_itml_draw_their_pairs_without_listing_them_at_small_n(d):
+    """At n = 3,000 (4.5e6 pairs) ITML and MMC listed every pair before drawing a few
+    (over 100 MB); drawn by rank, their peak is a few O(n) index arrays and the drawn
+    pairs' differences.  The pairs are distinct, of their kind, and the same for the same
+    random_state."""
+    import tracemalloc
+
+    rng = np.random.default_rng(d)
+    n = 3000
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)) + y[:, None]
+    fits = []
+    for est in (metric.ITML(n_constraints=200, random_state=0, max_iter=2),
+                metric.MMC(max_pairs=300, random_state=0, max_iter=2)):
+        tracemalloc.start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 3 * 2**20, (type(est).__name__, peak)
+        fits.append(est)
+    itml = fits[0]
+    P, same = itml.pairs_, itml.pair_labels_ == 1
+    assert P.shape == (200, 2) and same.sum() == 100
+    assert len({tuple(p) for p in P}) == 200 and np.all(P[:, 0] < P[:, 1])
+    np.testing.assert_array_equal(y[P[:, 0]] == y[P[:, 1]], same)
+    again = metric.ITML(n_constraints=200, random_state=0, max_iter=2)
+    other = metric.ITML(n_constraints=200, random_state=1, max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        np.testing.assert_array_equal(again.fit(X, y).pairs_, P)
+        assert not np.array_equal(other.fit(X, y).pairs_, P)
 
 
 def _run_within_3_gb(script, cwd=None):
