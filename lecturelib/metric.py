@@ -1401,6 +1401,13 @@ class ITML(_MetricTransformer):
     :math:`p = d_M^2(x_i, x_j)` and :math:`\delta = \pm 1`, clipped at the dual variable
     of the constraint; the paper's printed step
     :math:`\frac{\delta}{2}(1/p - \gamma/\xi)` is the same only at :math:`\gamma = 1`.
+    The projections converge linearly, slowly at a large :math:`\gamma` (at
+    :math:`\gamma = 10` they stopped 3.3% above the optimum on iris after 5,000 sweeps),
+    so their dual variables are handed, every 50 sweeps and when the sweeps stop, to
+    projected Newton on the dual (see ``_itml_dual_newton``), which ends when every
+    constraint's residual is :math:`10^{-8}` of its slack: the optimum to about
+    :math:`10^{-8}` (relative), checked against cvxpy on iris and wine at
+    :math:`\gamma \in \{0.1, 1, 10\}`.
     Scaling ``X`` by :math:`s` (with the default bounds, which scale by :math:`s^2`)
     leaves ``metric_`` unchanged; the sweeps run on the pair differences in units of their
     RMS length, so that this holds to rounding even at :math:`s = 10^{\pm 150}`.
@@ -1416,10 +1423,10 @@ class ITML(_MetricTransformer):
         ``(u, l)``; by default the 5th and 95th percentiles of the squared Euclidean
         distances of the chosen pairs.
     max_iter : int, default=5000
-        Maximum number of sweeps through the constraints (reaching it gives a
-        ``ConvergenceWarning``).
+        Maximum number of sweeps through the constraints (reaching it without a
+        successful Newton polish gives a ``ConvergenceWarning``).
     tol : float, default=1e-3
-        Stop when the dual variables change by less than ``tol`` (relative to their norm)
+        Stop the sweeps (then polish) when the dual variables change by less than ``tol`` (relative to their norm)
         in a sweep *and* the change still to come, estimated from the linear rate
         :math:`\rho` of the last two sweeps as :math:`\text{change}\cdot\rho/(1-\rho)`,
         is below it too.  (The last change alone left ITML 2% above its optimum on iris
@@ -1435,6 +1442,9 @@ class ITML(_MetricTransformer):
     bounds_ : ndarray of shape (2,)
     slack_ : ndarray of shape (n_pairs,)
     n_iter_ : int
+        Sweeps of Bregman projections.
+    n_newton_ : int
+        Newton steps of the dual polish (0 when it did not succeed: a warning says so).
 
     See the chapter "Metric learning", section "ITML".
 
@@ -1512,12 +1522,24 @@ class ITML(_MetricTransformer):
                                  f"distances of X (about {s:.3g}**2): in units of these they "
                                  "are not representable in float64")
         tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
-        M, xi, self.n_iter_, change = _itml_bregman(V, delta, u, l, gamma, max_iter, tol)
+        xi0 = np.where(delta > 0, u, l)
+
+        def polish(lam):
+            return _itml_dual_newton(V, delta, xi0, gamma, lam)
+
+        M, xi, self.n_iter_, change, self.n_newton_ = _itml_bregman(
+            V, delta, u, l, gamma, max_iter, tol, polish)
         if change is not None:
             warnings.warn(f"ITML stopped at max_iter={max_iter} sweeps before the dual "
                           f"variables settled to tol={tol:g} (their last relative change "
                           f"{change:.3g}, or the change still to come at that rate, is "
-                          "larger); raise max_iter", ConvergenceWarning, stacklevel=2)
+                          "larger), and the Newton polish of the dual did not reach its "
+                          "optimality test; raise max_iter", ConvergenceWarning, stacklevel=2)
+        elif self.n_newton_ == 0:
+            warnings.warn("ITML: the Newton polish of the dual did not reach its optimality "
+                          f"test; the result is the Bregman projections' at tol={tol:g}, "
+                          "which can stop short of the optimum", ConvergenceWarning,
+                          stacklevel=2)
         with np.errstate(over="ignore", under="ignore"):
             self.bounds_ = np.array([u, l]) * s * s
             self.slack_ = xi * s * s
@@ -1544,7 +1566,11 @@ def _itml_unit_differences(X, pairs):
     return V / rms, big * rms
 
 
-def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
+# ITML tries the Newton polish of its dual every this many sweeps (and when the sweeps stop).
+_ITML_POLISH_EVERY = 50
+
+
+def _itml_bregman(V, delta, u, l, gamma, max_iter, tol, polish=None):
     r"""Cyclic Bregman projections (Algorithm 1 of Davis et al., 2007) with :math:`M_0 = I`.
 
     The Bregman function of the objective is
@@ -1561,8 +1587,13 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
     only at :math:`\gamma = 1`.)  The step is clipped at the dual variable
     :math:`\lambda_c \ge 0` (Hildreth's correction for an inequality constraint).
 
-    Returns ``(M, xi, n_iter, change)``: ``change`` is None when the stopping rule was met,
-    else the last relative change of the dual variables (the run reached ``max_iter``).
+    ``polish(lam)``, when given, is tried with the dual variables every
+    ``_ITML_POLISH_EVERY`` sweeps and when the sweeps stop; the first ``(M, xi, n_newton)``
+    it returns is the result.
+
+    Returns ``(M, xi, n_iter, change, n_newton)``: ``change`` None when the stopping rule
+    was met or the polish succeeded, else the last relative change of the dual variables
+    (the run reached ``max_iter``); ``n_newton`` the polish's Newton steps (0 without it).
     A sweep that leaves ``M`` or the duals not finite raises a ``ValueError``.
     """
     d = V.shape[1]
@@ -1598,10 +1629,93 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
         rate = change / previous_change if previous_change > 0 else 0.0
         remaining = change * rate / (1 - rate) if rate < 1 else np.inf
         previous_change = change
-        if change == 0 or (change <= tol * np.linalg.norm(lam)
-                           and remaining <= tol * np.linalg.norm(lam)):
-            return (M + M.T) / 2, xi, n_iter, None
-    return (M + M.T) / 2, xi, n_iter, change / max(np.linalg.norm(lam), 1e-300)
+        settled = change == 0 or (change <= tol * np.linalg.norm(lam)
+                                  and remaining <= tol * np.linalg.norm(lam))
+        if polish is not None and (settled or n_iter % _ITML_POLISH_EVERY == 0
+                                   or n_iter == max_iter):
+            polished = polish(lam)
+            if polished is not None:
+                return polished[0], polished[1], n_iter, None, polished[2]
+        if settled:
+            return (M + M.T) / 2, xi, n_iter, None, 0
+    return (M + M.T) / 2, xi, n_iter, change / max(np.linalg.norm(lam), 1e-300), 0
+
+
+# The Newton polish of ITML's dual stops when every constraint's residual
+# |d_M^2(v) - xi| (free multipliers; a one-sided test at 0) is this fraction of xi.
+_ITML_KKT_TOL = 1e-8
+
+
+def _itml_dual_newton(V, delta, xi0, gamma, lam, max_iter=100):
+    r"""ITML's optimum by projected Newton on its dual, from the multipliers ``lam``.
+
+    Minimising the Lagrangian over :math:`M` and :math:`\xi` gives
+    :math:`M = (I + \sum_c\lambda_c\delta_c v_cv_c^\top)^{-1}` and
+    :math:`\xi_c = \xi_{0,c}/(1 - \lambda_c\delta_c\xi_{0,c}/\gamma)`, and the dual
+
+    .. math:: \max_{\lambda\ge0}\ \log\det\Big(I + \sum_c\lambda_c\delta_c v_cv_c^\top\Big)
+              + \gamma\sum_c\log\big(1 - \lambda_c\delta_c\xi_{0,c}/\gamma\big),
+
+    concave and smooth, with gradient :math:`\delta_c(v_c^\top Mv_c - \xi_c)` and Hessian
+    :math:`-(\delta_c\delta_e(v_c^\top Mv_e)^2) - \mathrm{diag}(\xi_c^2/\gamma)`.  Projected
+    Newton (Bertsekas, 1982) with an Armijo search that stays in the domain converges
+    quadratically where the cyclic projections crawl (at :math:`\gamma = 10` they stopped
+    3.3% above the optimum on iris after 5,000 sweeps).  Returns ``(M, xi, n_iter)`` once
+    every residual passes ``_ITML_KKT_TOL``, else None.
+    """
+    d = V.shape[1]
+
+    def parts(lam):
+        """(-dual, gradient of -dual, M, xi), or None outside the dual's domain."""
+        t = 1 - lam * delta * xi0 / gamma
+        if np.any(t <= 0):
+            return None
+        try:
+            C = np.linalg.cholesky(np.eye(d) + (V.T * (lam * delta)) @ V)
+        except np.linalg.LinAlgError:
+            return None
+        W = np.linalg.solve(C, V.T)                     # M = C^{-T} C^{-1}: v'Mv = |C^{-1}v|^2
+        xi = xi0 / t
+        f = -2 * np.sum(np.log(np.diag(C))) - gamma * np.sum(np.log(t))
+        return f, -delta * (np.einsum("ip,ip->p", W, W) - xi), W, xi
+
+    current = parts(lam)
+    if current is None:
+        return None
+    for it in range(max_iter + 1):
+        f, g, W, xi = current
+        residual = np.where(lam > 0, np.abs(g), np.maximum(-g, 0)) / xi
+        if residual.max() <= _ITML_KKT_TOL:
+            M = _itml_metric_from_dual(V, delta, lam)
+            return M, xi, it
+        if it == max_iter:
+            return None
+        # Bertsekas' binding set: multipliers at (or within eps of) 0 pushed further down
+        eps = min(1e-8, float(np.linalg.norm(lam - np.maximum(lam - g, 0))))
+        binding = (lam <= eps) & (g > 0)
+        free = ~binding
+        H = np.outer(delta, delta) * (W.T @ W) ** 2 + np.diag(xi**2 / gamma)
+        step = np.zeros_like(lam)
+        step[free] = -np.linalg.solve(H[np.ix_(free, free)], g[free])
+        step[binding] = -g[binding] / np.diag(H)[binding]
+        size = 1.0
+        while True:
+            trial = np.maximum(lam + size * step, 0.0)
+            found = parts(trial)
+            if found is not None and found[0] <= f + 1e-4 * g @ (trial - lam):
+                break
+            size /= 2
+            if size < 1e-20:
+                return None
+        lam, current = trial, found
+    return None
+
+
+def _itml_metric_from_dual(V, delta, lam):
+    """:math:`M = (I + \sum_c\lambda_c\delta_c v_cv_c^\top)^{-1}`, symmetric."""
+    d = V.shape[1]
+    M = np.linalg.inv(np.eye(d) + (V.T * (lam * delta)) @ V)
+    return (M + M.T) / 2
 
 
 # ----------------------------------------------------------------------------- MENN
