@@ -370,12 +370,6 @@ def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
 # ----------------------------------------------------------------------------- shared
 
 
-def _pair_laplacian_form(X, W):
-    r""":math:`\sum_{ij} W_{ij}(x_i - x_j)(x_i - x_j)^\top = X^\top(\mathrm{diag}(W1 + W^\top 1) - W - W^\top)X`."""
-    deg = W.sum(axis=1) + W.sum(axis=0)
-    return X.T @ (deg[:, None] * X) - X.T @ (W + W.T) @ X
-
-
 class _MetricTransformer(TransformerMixin, BaseEstimator):
     """Shared plumbing: ``components_`` from ``metric_``, ``transform``, tags."""
 
@@ -852,10 +846,36 @@ _DISTANCE_BLOCK_ENTRIES = 1 << 22
 
 
 def _lmnn_triplets(targets, y_idx):
+    """Every triplet ``(i, j, l)`` at once (target pair ``(i, j)``, impostor ``l``): about
+    ``n_neighbors * n^2`` of them; LMNN itself walks them in blocks (:func:`_lmnn_blocks`)."""
     i, j = targets[:, 0], targets[:, 1]
     impostor = y_idx[None, :] != y_idx[i][:, None]          # (n_pairs, n)
     t, l = np.nonzero(impostor)
     return i[t], j[t], l
+
+
+# Triplets x features of one block of LMNN's triplets (8 MB of float64 differences; a
+# pass holds a few such arrays, about 40 MB in all, whatever n).
+_LMNN_TRIPLET_BLOCK_ENTRIES = 1 << 20
+
+
+def _lmnn_blocks(targets, y_idx, n_features):
+    """The triplets of :func:`_lmnn_triplets`, in the same order, a block of target pairs at
+    a time: ``(t, i, j, l)`` with ``t`` the row of the target pair in ``targets``.  Memory
+    O(block), whatever the number of triplets."""
+    n = y_idx.size
+    per_block = max(1, _LMNN_TRIPLET_BLOCK_ENTRIES // max(n * max(n_features, 1), 1))
+    for start in range(0, targets.shape[0], per_block):
+        T = targets[start:start + per_block]
+        t, l = np.nonzero(y_idx[None, :] != y_idx[T[:, 0]][:, None])
+        yield start + t, T[t, 0], T[t, 1], l
+
+
+def _lmnn_block_margins(M, Xu, i, j, l):
+    """:math:`1 + d_M^2(x_i, x_j) - d_M^2(x_i, x_l)` and the two differences."""
+    Dj, Dl = Xu[i] - Xu[j], Xu[i] - Xu[l]
+    return (1 + np.einsum("pi,ij,pj->p", Dj, M, Dj) - np.einsum("pi,ij,pj->p", Dl, M, Dl),
+            Dj, Dl)
 
 
 @validate_params({"M": ["array-like"], "X": ["array-like"], "y": ["array-like"],
@@ -911,7 +931,7 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     _, y_idx = _check_labels(y, X.shape[0])
     targets = _check_index_pairs(targets, X.shape[0], "targets")
     _check_targets_of_classes(targets, y, y_idx)
-    return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), float(push_weight))
+    return _lmnn_loss(M, X, y_idx, targets, float(push_weight))
 
 
 def _check_targets_of_classes(targets, y, y_idx):
@@ -935,19 +955,28 @@ def _check_targets_of_classes(targets, y, y_idx):
                          "(lmnn_target_neighbors(X, y) gives them)")
 
 
-def _lmnn_loss(M, X, y_idx, targets, triplets, mu):
-    n = X.shape[0]
+def _lmnn_loss(M, X, y_idx, targets, mu):
+    """LMNN's loss, a subgradient and the number of positive hinges, walking the triplets in
+    blocks: memory O(block + n k), time O(triplets x d) (about ``k n^2 d``)."""
     L = components_from_metric(M)
-    D = euclidean_distances(X @ L.T, squared=True)
-    ti, tj, tl = triplets
-    margin = 1 + D[ti, tj] - D[ti, tl]
-    active = margin > 0
-    W = np.zeros((n, n))
-    np.add.at(W, (targets[:, 0], targets[:, 1]), 1 - mu)
-    np.add.at(W, (ti[active], tj[active]), mu)
-    np.add.at(W, (ti[active], tl[active]), -mu)
-    loss = (1 - mu) * D[targets[:, 0], targets[:, 1]].sum() + mu * margin[active].sum()
-    return float(loss), _pair_laplacian_form(X, W), int(active.sum())
+    Z = X @ L.T
+    D0 = X[targets[:, 0]] - X[targets[:, 1]]
+    Z0 = Z[targets[:, 0]] - Z[targets[:, 1]]
+    loss = (1 - mu) * float(np.sum(Z0 * Z0))
+    grad = (1 - mu) * (D0.T @ D0)
+    n_active = 0
+    for _, i, j, l in _lmnn_blocks(targets, y_idx, X.shape[1]):
+        Zj, Zl = Z[i] - Z[j], Z[i] - Z[l]
+        margin = 1 + np.einsum("pi,pi->p", Zj, Zj) - np.einsum("pi,pi->p", Zl, Zl)
+        active = margin > 0
+        if not active.any():
+            continue
+        i, j, l = i[active], j[active], l[active]
+        Dj, Dl = X[i] - X[j], X[i] - X[l]
+        loss += mu * float(margin[active].sum())
+        grad += mu * (Dj.T @ Dj - Dl.T @ Dl)
+        n_active += int(active.sum())
+    return float(loss), (grad + grad.T) / 2, n_active
 
 
 class LMNN(_MetricTransformer):
@@ -995,6 +1024,14 @@ class LMNN(_MetricTransformer):
     solved" status (the optimum of a piecewise linear loss is degenerate, and Clarabel
     stalls near :math:`10^{-7}` on wine) is accepted silently when the certificate holds,
     as is its "solved" status only then.
+
+    Cost: the triplets (each target pair with every point of another class, about
+    :math:`k n^2` of them) are never held at once: every pass over them (a loss and
+    subgradient, a selection of the working set, the certificate) walks them in blocks of
+    target pairs, so memory is O(nk) plus one block (``_LMNN_TRIPLET_BLOCK_ENTRIES``
+    triplets times features), and time is O(k n^2 d) per pass.  The target neighbours
+    take O(sum of the squared class sizes x d) once (:func:`lmnn_target_neighbors`); the
+    active-set stage holds its working set (on wine 1,222 of 62,574 triplets).
 
     A ``ConvergenceWarning`` is raised whenever the result is not certified by the
     method's own criterion: the subgradient stage stopped by its step collapse or
@@ -1094,17 +1131,17 @@ class LMNN(_MetricTransformer):
         X, y_idx = self._validate_xy(X, y)
         mu = float(self.push_weight)
         Xu, scale, targets = _lmnn_standardise(X, y_idx, self.n_neighbors)
-        triplets = _lmnn_triplets(targets, y_idx)
         self.target_neighbors_, self.scale_ = targets, scale
         solver = self.solver
-        M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
+        M, loss, stop = self._subgradient(Xu, y_idx, targets, mu)
         if solver == "auto":
-            solver = "active-set" if _lmnn_exact_stage_affordable(M, Xu, triplets) else "subgradient"
+            solver = ("active-set" if _lmnn_exact_stage_affordable(M, Xu, targets, y_idx)
+                      else "subgradient")
         self.n_rounds_ = 0
         self.duality_gap_ = float("nan")
         if solver == "active-set":
             try:
-                M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
+                M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, y_idx, mu, M,
                                                            self.max_rounds)
                 self.loss_history_.append(loss)
             except ValueError as exc:
@@ -1113,7 +1150,7 @@ class LMNN(_MetricTransformer):
                 # "auto" keeps the subgradient result, and says that it is not certified
                 solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
             else:
-                self.duality_gap_ = self._certify(M, loss, Xu, targets, triplets, mu)
+                self.duality_gap_ = self._certify(M, loss, Xu, targets, y_idx, mu)
                 if not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
                     warnings.warn(
                         f"LMNN: the active-set stage ended {self.n_rounds_} restricted solves "
@@ -1125,7 +1162,7 @@ class LMNN(_MetricTransformer):
         if solver == "subgradient":
             # the subgradient stage's own criterion (a small change of the loss) does not
             # say how far it is from the optimum; the certificate does
-            self.duality_gap_ = self._certify(M, loss, Xu, targets, triplets, mu)
+            self.duality_gap_ = self._certify(M, loss, Xu, targets, y_idx, mu)
             if stop != "converged":
                 warnings.warn(f"LMNN stopped {stop} before the relative change of the loss "
                               f"fell below tol={tightened(self.tol):g}; its loss is certified "
@@ -1148,9 +1185,9 @@ class LMNN(_MetricTransformer):
         return self
 
     @staticmethod
-    def _certify(M, loss, Xu, targets, triplets, mu):
+    def _certify(M, loss, Xu, targets, y_idx, mu):
         """The certified gap; warns when the certificate left out its fit of the ties."""
-        gap, skipped = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+        gap, skipped = _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu)
         if skipped:
             d = Xu.shape[1]
             warnings.warn(f"LMNN: the duality-gap certificate skipped its fit of the "
@@ -1160,10 +1197,10 @@ class LMNN(_MetricTransformer):
                           stacklevel=3)
         return gap
 
-    def _subgradient(self, Xu, y_idx, targets, triplets, mu):
+    def _subgradient(self, Xu, y_idx, targets, mu):
         """Projected subgradient descent from the identity; (best M, its loss, stop reason)."""
         M = np.eye(Xu.shape[1])
-        loss, grad, _ = _lmnn_loss(M, Xu, y_idx, targets, triplets, mu)
+        loss, grad, _ = _lmnn_loss(M, Xu, y_idx, targets, mu)
         gnorm = np.linalg.norm(grad)
         if self.init_step is None:
             step = 0.1 * np.linalg.norm(M) / gnorm if gnorm > 0 else 0.0
@@ -1181,7 +1218,7 @@ class LMNN(_MetricTransformer):
                 break
             self.n_iter_ = it + 1
             M_new = psd_projection(M - step * grad)
-            loss_new, grad_new, _ = _lmnn_loss(M_new, Xu, y_idx, targets, triplets, mu)
+            loss_new, grad_new, _ = _lmnn_loss(M_new, Xu, y_idx, targets, mu)
             if loss_new <= loss:
                 rel = (loss - loss_new) / max(abs(loss), 1e-300)
                 M, loss, grad = M_new, loss_new, grad_new
@@ -1214,13 +1251,13 @@ _LMNN_ACTIVE_SET_MAX_FEATURES = 20
 _LMNN_ACTIVE_SET_MAX_ENTRIES = 1_000_000
 
 
-def _lmnn_exact_stage_affordable(M, Xu, triplets):
+def _lmnn_exact_stage_affordable(M, Xu, targets, y_idx):
     """Whether solver="auto" runs the active-set stage from ``M``: at most 20 features, or
     a first restricted problem of at most ``_LMNN_ACTIVE_SET_MAX_ENTRIES`` entries."""
     d = Xu.shape[1]
     if d <= _LMNN_ACTIVE_SET_MAX_FEATURES:
         return True
-    n_work = int(np.count_nonzero(_lmnn_margins(M, Xu, triplets) > -_LMNN_WORKING_MARGIN))
+    n_work = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)[0].size
     return n_work * d * d <= _LMNN_ACTIVE_SET_MAX_ENTRIES
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
@@ -1267,27 +1304,31 @@ def _lmnn_triplet_features(Xu, a, b):
     return np.einsum("pi,pj->pij", D, D).reshape(len(a), -1)
 
 
-def _lmnn_margins(M, Xu, triplets):
-    """:math:`1 + d_M^2(x_i, x_j) - d_M^2(x_i, x_l)` for every triplet, without forming all
-    pairwise distances."""
-    ti, tj, tl = triplets
-    Dij, Dil = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
-    return 1 + np.einsum("pi,ij,pj->p", Dij, M, Dij) - np.einsum("pi,ij,pj->p", Dil, M, Dil)
+def _lmnn_select(M, Xu, targets, y_idx, threshold):
+    """``(keys, i, j, l, margins)`` of the triplets whose margin is above ``threshold``, in
+    the order of :func:`_lmnn_triplets` (``keys = t * n + l``, ``t`` the target pair's row,
+    increasing), found a block at a time."""
+    n = y_idx.size
+    parts = []
+    for t, i, j, l in _lmnn_blocks(targets, y_idx, Xu.shape[1]):
+        m = _lmnn_block_margins(M, Xu, i, j, l)[0]
+        keep = m > threshold
+        parts.append((t[keep] * n + l[keep], i[keep], j[keep], l[keep], m[keep]))
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
-def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
+def _lmnn_active_set(Xu, targets, y_idx, mu, M, max_rounds):
     """The exact optimum by Clarabel on a growing working set of triplets (see LMNN)."""
     import cvxpy as cp
 
     d = Xu.shape[1]
-    ti, tj, tl = triplets
     pull = _lmnn_triplet_features(Xu, targets[:, 0], targets[:, 1]).sum(axis=0)
-    margins = _lmnn_margins(M, Xu, triplets)
-    work = margins > -_LMNN_WORKING_MARGIN
+    # the working set as explicit triplets (keys t * n + l); the candidates are those with
+    # a margin above -0.5 at the current M, found in blocks
+    work = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)[:4]
     for rounds in range(1, max_rounds + 1):
-        idx = np.flatnonzero(work)
-        A = (_lmnn_triplet_features(Xu, ti[idx], tj[idx])
-             - _lmnn_triplet_features(Xu, ti[idx], tl[idx]))
+        _, wi, wj, wl = work
+        A = (_lmnn_triplet_features(Xu, wi, wj) - _lmnn_triplet_features(Xu, wi, wl))
         Mv = cp.Variable((d, d), PSD=True)
         m = cp.vec(Mv, order="C")
         objective = (1 - mu) * (pull @ m) + mu * cp.sum(cp.pos(1 + A @ m))
@@ -1300,11 +1341,14 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
             raise ValueError(f"LMNN: the SDP solver (Clarabel, through cvxpy) returned status "
                              f"{problem.status!r}, not a solution; use solver='subgradient'")
         M = psd_projection((Mv.value + Mv.value.T) / 2)
-        margins = _lmnn_margins(M, Xu, triplets)
-        missed = ~work & (margins > 0)
+        candidates = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)
+        margins = candidates[4]           # every positive margin is among the candidates
+        missed = (margins > 0) & ~np.isin(candidates[0], work[0])
         if not missed.any():
             break
-        work |= margins > -_LMNN_WORKING_MARGIN
+        keys, first = np.unique(np.concatenate([work[0], candidates[0]]), return_index=True)
+        work = tuple(np.concatenate([w, c])[first] for w, c in zip(work[1:], candidates[1:4]))
+        work = (keys, *work)
     else:
         warnings.warn(f"LMNN: the active set still grew after max_rounds={max_rounds} "
                       "restricted solves; its loss may be above the optimum: raise max_rounds",
@@ -1315,7 +1359,7 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
     return M, loss, rounds
 
 
-def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
+def _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu):
     r"""Relative duality gap of LMNN's SDP at ``M``, a bound computed from the dual.
 
     For multipliers :math:`0 \le \alpha_t \le \mu`, :math:`\mu[1 + \langle A_t, M\rangle]_+
@@ -1339,23 +1383,37 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
     from scipy.linalg import eigh
     from scipy.optimize import lsq_linear
 
-    ti, tj, tl = triplets
-    margins = _lmnn_margins(M, Xu, triplets)
     D = Xu[targets[:, 0]] - Xu[targets[:, 1]]
     P = D.T @ D
     lam_P = np.linalg.eigvalsh(P)
     definite = lam_P[0] > 1e-12 * lam_P[-1]
-    Dj, Dl = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
+    d = Xu.shape[1]
+    # one pass over the triplets, in blocks, for every width: the active triplets' sum of
+    # A_t and their count, the ties listed while their fit stays affordable
+    pushed = {w: np.zeros((d, d)) for w in _LMNN_TIE_WIDTHS}
+    n_active = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
+    n_ties = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
+    tied = {w: [] for w in _LMNN_TIE_WIDTHS}
+    for _, i, j, l in _lmnn_blocks(targets, y_idx, d):
+        margins, Dj, Dl = _lmnn_block_margins(M, Xu, i, j, l)
+        for width in _LMNN_TIE_WIDTHS:
+            active, ties = margins > width, np.abs(margins) <= width
+            pushed[width] += Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active]
+            n_active[width] += int(active.sum())
+            n_ties[width] += int(ties.sum())
+            if n_ties[width] * d * d <= _LMNN_TIE_FIT_MAX_ENTRIES:
+                tied[width].append((Dj[ties], Dl[ties]))
+            else:          # too many to fit: none is kept
+                tied[width].clear()
     best, skipped = -np.inf, 0
     for width in _LMNN_TIE_WIDTHS:
-        active, ties = margins > width, np.abs(margins) <= width
-        Z = (1 - mu) * P + mu * (Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active])
-        dual = mu * float(active.sum())
-        n_ties = int(ties.sum())
-        if n_ties * Xu.shape[1] ** 2 > _LMNN_TIE_FIT_MAX_ENTRIES:
-            skipped = max(skipped, n_ties)
-        elif n_ties:
-            Aj, Al = Dj[ties], Dl[ties]
+        Z = (1 - mu) * P + mu * pushed[width]
+        dual = mu * float(n_active[width])
+        if n_ties[width] * d * d > _LMNN_TIE_FIT_MAX_ENTRIES:
+            skipped = max(skipped, n_ties[width])
+        elif n_ties[width]:
+            Aj = np.concatenate([a for a, _ in tied[width]])
+            Al = np.concatenate([b for _, b in tied[width]])
             cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
                     - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
             alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu)).x

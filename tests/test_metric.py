@@ -439,6 +439,78 @@ def test_lmnn_subgradient_stage_warns_with_its_certified_gap(monkeypatch):
     assert auto.n_rounds_ == 0 and auto.loss_ == sub.loss_
 
 
+def _lmnn_loss_with_every_triplet(M, X, y_idx, targets, mu):
+    """LMNN's loss and subgradient as lecturelib computed them before issue 52: every
+    triplet listed at once, the n x n squared distances, an n x n weight matrix."""
+    n = X.shape[0]
+    ti, tj, tl = metric._lmnn_triplets(targets, y_idx)
+    Z = X @ metric.components_from_metric(M).T
+    D = np.sum((Z[:, None] - Z[None]) ** 2, axis=-1)
+    margin = 1 + D[ti, tj] - D[ti, tl]
+    active = margin > 0
+    W = np.zeros((n, n))
+    np.add.at(W, (targets[:, 0], targets[:, 1]), 1 - mu)
+    np.add.at(W, (ti[active], tj[active]), mu)
+    np.add.at(W, (ti[active], tl[active]), -mu)
+    deg = W.sum(axis=1) + W.sum(axis=0)
+    grad = X.T @ (deg[:, None] * X) - X.T @ (W + W.T) @ X
+    loss = (1 - mu) * D[targets[:, 0], targets[:, 1]].sum() + mu * margin[active].sum()
+    return float(loss), grad, int(active.sum())
+
+
+@pytest.mark.parametrize("name", ["iris", "wine"])
+def test_streamed_lmnn_equals_the_lmnn_of_every_triplet_at_once(name, iris, wine, fitted,
+                                                               monkeypatch):
+    """LMNN walks its triplets in blocks (here a few hundred triplets each); its loss and
+    subgradient equal the n x n computation of before at every point, its subgradient
+    stage takes the same steps to the same metric, and the default (exact) fit reaches the
+    same optimum, certified (checked against cvxpy in
+    test_lmnn_reaches_the_cvxpy_optimum_on_the_books_data)."""
+    X, y = {"iris": iris, "wine": wine}[name]
+    monkeypatch.setattr(metric, "_LMNN_TRIPLET_BLOCK_ENTRIES", 5000)
+    targets = metric.lmnn_target_neighbors(X, y, 3)
+    M = np.cov(X.T) + np.eye(X.shape[1])
+    streamed = metric._lmnn_loss(M, X, y, targets, 0.5)
+    whole = _lmnn_loss_with_every_triplet(M, X, y, targets, 0.5)
+    assert streamed[0] == pytest.approx(whole[0], rel=1e-12) and streamed[2] == whole[2]
+    np.testing.assert_allclose(streamed[1], whole[1], rtol=1e-10, atol=1e-10 * np.abs(whole[1]).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        blocked = metric.LMNN(solver="subgradient").fit(X, y)
+        monkeypatch.setattr(metric, "_lmnn_loss", _lmnn_loss_with_every_triplet)
+        reference = metric.LMNN(solver="subgradient").fit(X, y)
+    assert blocked.n_iter_ == reference.n_iter_
+    np.testing.assert_allclose(blocked.metric_, reference.metric_, rtol=1e-8,
+                               atol=1e-10 * np.abs(reference.metric_).max())
+    exact = metric.LMNN(n_neighbors=3)
+    monkeypatch.undo()
+    monkeypatch.setattr(metric, "_LMNN_TRIPLET_BLOCK_ENTRIES", 5000)
+    exact.fit(X, y)
+    assert exact.loss_ == pytest.approx(fitted[name, "LMNN"].loss_, rel=1e-9)
+    assert exact.duality_gap_ <= 1e-4
+
+
+def test_lmnn_holds_no_list_of_every_triplet(monkeypatch):
+    """At n = 600 (3 classes, k = 3) there are 720,000 triplets: one int64 index array of
+    them is 5.8 MB and LMNN held three, the n x n distances and weights; walked in blocks
+    (of 8,192 triplets x features here) its peak is far below one such array."""
+    import tracemalloc
+
+    monkeypatch.setattr(metric, "_LMNN_TRIPLET_BLOCK_ENTRIES", 1 << 13)
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 200)
+    X = rng.normal(size=(600, 2)) + y[:, None]
+    n_triplets = 600 * 3 * 400
+    tracemalloc.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        metric.LMNN(solver="subgradient", max_iter=3).fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < n_triplets * 8 / 2
+
+
 def test_lmnn_on_tied_points_skips_the_costly_tie_fit_and_says_so():
     """On np.eye(60) every distance is tied: the certificate's least-squares fit of the
     ties' multipliers (3,600 rows, thousands of tied triplets) did not return in 200 s,
