@@ -1484,7 +1484,8 @@ class ITML(_MetricTransformer):
         Maximum number of sweeps through the constraints (reaching it without a
         successful Newton polish gives a ``ConvergenceWarning``).
     tol : float, default=1e-3
-        Stop the sweeps (then polish) when the dual variables change by less than ``tol`` (relative to their norm)
+        Stop the sweeps (then polish) when the dual variables change by less than
+        ``tol`` (relative to their norm)
         in a sweep *and* the change still to come, estimated from the linear rate
         :math:`\rho` of the last two sweeps as :math:`\text{change}\cdot\rho/(1-\rho)`,
         is below it too.  (The last change alone left ITML 2% above its optimum on iris
