@@ -1,45 +1,59 @@
-"""Large-n benchmarks: the lecturelib methods whose memory was n^2 by accident (issue 45).
+"""Large-n benchmarks: the lecturelib methods whose memory was n^2 by accident (issues 45, 52).
 
 Usage::
 
-    .venv/bin/python benchmarks/large_n.py                 # n = 30,000
-    .venv/bin/python benchmarks/large_n.py 30000 100000    # also n = 100,000
+    .venv/bin/python benchmarks/large_n.py                 # every case at n = 30,000
+    .venv/bin/python benchmarks/large_n.py 10000 30000 100000 --case "ITML d=5"
     .venv/bin/python benchmarks/large_n.py 30000 100000 --budget 600 --memory-gb 8
     .venv/bin/python benchmarks/large_n.py --report-only   # rewrite LARGE_N.md from the JSON
 
-Each case runs in a fresh worker process on one BLAS thread and reports the time of its
-call and its peak memory above the worker's baseline (after the imports and the data):
-the resident set's high-water mark, ``ru_maxrss``.  The data are 3 features, three
-Gaussian classes shifted apart (``make_data``), the same for every case.
+The cases are the table ``CASES`` (name -> function, features, reference case, time
+scaling, what the function returns); ``--case`` (repeatable) runs some of them, and the
+results are merged into ``large_n.json`` (other cases' earlier results are kept), from
+which LARGE_N.md is written.  Each case runs in a fresh worker process on one BLAS
+thread, one at a time, and reports the time of its call and its peak memory above the
+worker's baseline (after the imports, the data and a warm-up call on 300 rows): the
+resident set's high-water mark, ``ru_maxrss``; then a second call under ``tracemalloc``
+gives the peak of the arrays the call allocates, which the growth exponent of memory
+(log of the peak ratio over log of the n ratio, per case) is computed from.  The data
+are three Gaussian classes shifted apart along two features, plus noise features up to
+``d`` (``make_data``).
 
 Two limits keep a run within what a shared machine affords.  Time: a case whose time,
-predicted from the same case at the largest smaller n of the run by its scaling law
-(``SCALING``: n^2 for the target neighbours, n for the others), is above ``--budget``
-seconds (default 600) is skipped with that prediction as its reason, and a run that goes
-over the budget anyway is stopped and reported so.  Memory: every worker runs under an
-address-space limit of ``--memory-gb`` (default 8), so a case that needs more fails with
-MemoryError instead of pushing the machine into swap.
+predicted from the same case at the largest smaller n by its scaling law, is above
+``--budget`` seconds (default 600) is skipped with that prediction as its reason, and a
+run that goes over the budget anyway is stopped and reported so.  Memory: every worker
+runs under an address-space limit of ``--memory-gb`` (default 8), so a case that needs
+more fails with MemoryError instead of pushing the machine into swap.
 
-- ``MMC(max_pairs=1000)`` and ``ITML(n_constraints=80)`` draw their pairs without listing
-  all n(n-1)/2 of them (before: 3.35 GiB for the list alone at n = 30,000, MemoryError
-  under 6 GB).  metric-learn's counterparts would need its own environment (see
-  ``benchmarks/metric_learning.py``) and are not run here.
+- ``MMC(max_pairs=1000)`` and ``ITML(n_constraints=80)`` draw their pairs by rank without
+  listing all n(n-1)/2 of them, at every n (before issue 45: 3.35 GiB for the list alone
+  at n = 30,000; before issue 52, below 2^24 pairs they still listed them: ITML with 200
+  constraints took 1.7 GB at n = 10,000, d = 5).
+- ``HyperbolicPCA(n_components=2).fit(X, y)`` sums class scatters (before issue 52: an
+  n x n pair matrix, 1.7 GB at n = 10,000, MemoryError at 30,000).
+- ``PositiveOperatorLearner.fit_pairs`` on n random pairs walks them a block at a time
+  (``fit(X, y)``, also blocked now, has n(n-1)/2 pairs: n^2 time, not run here).
 - ``IncompleteCholesky(kernel="rbf", tol=1e-3)`` with ``max_rank=None`` grows its factor
-  with the rank (before: an n x n factor up front, 7.2 GB at n = 30,000); beside it
-  scikit-learn's ``Nystroem`` with as many components as the rank found, the same job
-  (a rank-r factor of the kernel matrix) by another method.
-- ``lmnn_target_neighbors(k=3)`` works class by class in blocks of rows (before: the
-  n x n distance matrix); beside it scikit-learn's ``NearestNeighbors`` fitted per class.
-  LMNN itself still forms every (target, impostor) triplet and the n x n distances at each
-  iteration, so it is not run at these sizes.
+  with the rank; beside it scikit-learn's ``Nystroem`` with as many components as the
+  rank found.
+- ``lmnn_target_neighbors(k=3)`` works class by class in blocks of rows; beside it
+  scikit-learn's ``NearestNeighbors`` fitted per class.
+- ``LMNN one step``: LMNN's target neighbours, one subgradient step and its certificate,
+  each pass walking the k n^2 triplets in blocks (before issue 52: every triplet listed
+  at once and n x n matrices, 5.3 GB at n = 4,000, MemoryError at 10,000).  A pass costs
+  k n^2 d: a full fit (hundreds of steps) at n = 30,000 would take hours here, so the case
+  measures the memory of the passes at smaller n.
 
-Results go to ``benchmarks/LARGE_N.md`` and ``benchmarks/large_n.json``.  The machine is
-shared: the load averages at the start and end of the run are recorded with the results.
+metric-learn's counterparts would need its own environment (see
+``benchmarks/metric_learning.py``) and are not run here.  The machine is shared: the
+load averages at the start and end of the last run are recorded with the results.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -48,84 +62,185 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CASES = ["MMC", "ITML", "IncompleteCholesky", "Nystroem", "lmnn_target_neighbors",
-         "NearestNeighbors"]
-REFERENCE = {"IncompleteCholesky": "Nystroem", "lmnn_target_neighbors": "NearestNeighbors"}
-# How each case's time grows with n, for the prediction that skips a case over the budget:
-# the pair samplers draw a fixed number of pairs (their work is the data's O(n) checks),
-# IncompleteCholesky and Nystroem do about rank^2 x n work (the rank grows slowly with n at
-# a fixed tol; taken as at the smaller n), the target neighbours compute every distance
-# within a class (sum of n_c^2), the KD-tree does n log n.
-SCALING = {"MMC": 1, "ITML": 1, "IncompleteCholesky": 1, "Nystroem": 1,
-           "lmnn_target_neighbors": 2, "NearestNeighbors": 1}
-SCALING_TEXT = {1: "n", 2: "n^2"}
 DEFAULT_BUDGET = 600.0
 DEFAULT_MEMORY_GB = 8.0
 
 
-def make_data(n):
+def make_data(n, d=3):
     import numpy as np
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, n)
-    X = rng.normal(size=(n, 3)) + np.c_[y, -y, np.zeros(n)] * 0.8
+    X = rng.normal(size=(n, d))
+    X[:, :2] += np.c_[y, -y] * 0.8
     return X, y
+
+
+def _mmc(X, y, rank):
+    from lecturelib.metric import MMC
+
+    return int(MMC(max_pairs=1000, random_state=0).fit(X, y).metric_.shape[0])
+
+
+def _itml(X, y, rank):
+    from lecturelib.metric import ITML
+
+    return int(ITML(n_constraints=80, random_state=0).fit(X, y).pairs_.shape[0])
+
+
+def _hyperbolic_pca(X, y, rank):
+    from lecturelib.hpca import HyperbolicPCA
+
+    return int(HyperbolicPCA(n_components=2).fit(X, y).components_.shape[0])
+
+
+def _positive_operator_pairs(X, y, rank):
+    """``fit_pairs`` on n random pairs (the n(n-1)/2 of ``fit(X, y)`` are n^2 work)."""
+    import numpy as np
+
+    from lecturelib.hpca import PositiveOperatorLearner
+
+    i, j = np.random.default_rng(1).integers(0, len(y), (2, len(y)))
+    scale = 1 / (2 * np.abs(X).max() * np.sqrt(X.shape[1]))
+    pairs = np.stack([X[i], X[j]], axis=1) * scale
+    return int(PositiveOperatorLearner(c=0.3, gamma=0.05).fit_pairs(pairs, y[i] == y[j]).n_iter_)
+
+
+def _lmnn_one_step(X, y, rank):
+    """LMNN's target neighbours, one subgradient step and its certificate: every pass over
+    the k n^2 triplets LMNN makes, at a size where hundreds of steps would take hours."""
+    import warnings
+
+    from lecturelib.metric import LMNN
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # one step does not converge, and says so
+        return int(LMNN(solver="subgradient", max_iter=1).fit(X, y).target_neighbors_.shape[0])
+
+
+def _incomplete_cholesky(X, y, rank):
+    from lecturelib.subspace import IncompleteCholesky
+
+    return int(IncompleteCholesky(kernel="rbf", gamma=0.5, tol=1e-3).fit(X).rank_)
+
+
+def _nystroem(X, y, rank):
+    from sklearn.kernel_approximation import Nystroem
+
+    return int(Nystroem(gamma=0.5, n_components=rank, random_state=0).fit_transform(X).shape[1])
+
+
+def _lmnn_target_neighbors(X, y, rank):
+    from lecturelib.metric import lmnn_target_neighbors
+
+    return int(lmnn_target_neighbors(X, y, 3).shape[0])
+
+
+def _nearest_neighbors(X, y, rank):
+    import numpy as np
+    from sklearn.neighbors import NearestNeighbors
+
+    found = 0
+    for c in np.unique(y):
+        members = X[y == c]
+        found += NearestNeighbors(n_neighbors=4).fit(members).kneighbors(
+            members, return_distance=False).shape[0] * 3
+    return found
+
+
+# The cases: name -> (function, features, reference case or None, time scaling (how the
+# time grows with n, for the prediction that skips a case over the budget), what the
+# function returns).  The pair samplers draw a fixed number of pairs (their work is the
+# data's O(n) checks); HyperbolicPCA sums class scatters (n d^2); PositiveOperatorLearner
+# runs FISTA on n pairs; IncompleteCholesky and Nystroem do about rank^2 x n work (the
+# rank grows slowly with n at a fixed tol); the target neighbours compute every distance
+# within a class (sum of n_c^2), the KD-tree does n log n.
+CASES = {
+    "MMC": (_mmc, 3, None, 1, "the metric's dimension"),
+    "MMC d=5": (_mmc, 5, None, 1, "the metric's dimension"),
+    "MMC d=20": (_mmc, 20, None, 1, "the metric's dimension"),
+    "ITML": (_itml, 3, None, 1, "the pairs drawn"),
+    "ITML d=5": (_itml, 5, None, 1, "the pairs drawn"),
+    "ITML d=20": (_itml, 20, None, 1, "the pairs drawn"),
+    "HyperbolicPCA d=5": (_hyperbolic_pca, 5, None, 1, "the components"),
+    "HyperbolicPCA d=20": (_hyperbolic_pca, 20, None, 1, "the components"),
+    "PositiveOperatorLearner pairs d=5": (_positive_operator_pairs, 5, None, 1, "FISTA iterations"),
+    "PositiveOperatorLearner pairs d=20": (_positive_operator_pairs, 20, None, 1, "FISTA iterations"),
+    "LMNN one step": (_lmnn_one_step, 3, None, 2, "the target pairs"),
+    "IncompleteCholesky": (_incomplete_cholesky, 3, "Nystroem", 1, "the rank at tol=1e-3"),
+    "Nystroem": (_nystroem, 3, None, 1, "as many components as IncompleteCholesky's rank"),
+    "lmnn_target_neighbors": (_lmnn_target_neighbors, 3, "NearestNeighbors", 2, "the target pairs"),
+    "NearestNeighbors": (_nearest_neighbors, 3, None, 1, "the target pairs"),
+}
+REFERENCES = {case[2] for case in CASES.values() if case[2]}
+SCALING_TEXT = {1: "n", 2: "n^2"}
+
+
+READING = (
+    "Reading the results (issue 52's targets: at n = 100,000, d = 5 and 20, at most 1 GB "
+    "above the interpreter and a memory growth exponent of at most 1.1): MMC and ITML draw "
+    "their pairs by rank at every n, HyperbolicPCA sums class scatters and "
+    "PositiveOperatorLearner walks its pairs in blocks, so their memory is a few copies of "
+    "X (0.8 MB per feature at n = 100,000) and O(n) index arrays: at most 62 MB at "
+    "n = 100,000, with exponents from 0.96 to 1.00.  Before, MMC and ITML listed every "
+    "pair below 2^24 of them (ITML with 200 constraints: 1.7 GB at n = 10,000, d = 5) and "
+    "HyperbolicPCA formed an n x n matrix (1.7 GB at 10,000, MemoryError at 30,000).  "
+    "The times are the pair checks and one pass over X for the pair learners, FISTA's "
+    "iterations for PositiveOperatorLearner (a handful here; its time per iteration is "
+    "linear in the pairs).  `lmnn_target_neighbors` computes every distance within a "
+    "class (O(n_c^2) per class, in blocks) and breaks ties by index on every processor; a "
+    "KD-tree visits a few points per query and makes no such promise, hence its time "
+    "ratio.  `IncompleteCholesky` picks each pivot greedily (about rank^2 x n work); "
+    "`Nystroem` samples its landmarks at random.  `LMNN one step` holds the target "
+    "pairs and one block of triplets (about 2^20 / d of them) at a time; its peak is "
+    "set by two other bounded parts, the target neighbours' block of distances (traced "
+    "separately: 42, 158 and 164 MB at n = 3,000, 6,000 and 12,000, at its cap of 2^22 "
+    "entries from 6,000 on) and the certificate's fit of the tied triplets (at most "
+    "1e6 entries), so its exponent between 3,000 and 6,000 (about 2) is these parts "
+    "reaching their caps, not a growth that continues; it was not run at 30,000, where "
+    "a pass over the 1.8e9 triplets would take about half an hour at the rate "
+    "measured here (about 1e6 triplets a second under this load) and a fit hundreds of "
+    "passes.  Before issue 52 LMNN took 5.3 GB at n = 4,000 (issue 52's figure) and a "
+    "traced 60 MB at n = 600 (tests/test_metric.py).  Resident peaks below about 16 MB are partly hidden by the "
+    "worker's earlier high-water mark; the traced peaks are exact.")
 
 
 def run_case(name, X, y, rank):
     """Run one case; returns what it found (a rank, a count), for the report."""
-    import numpy as np
-
-    from lecturelib import metric
-    from lecturelib.subspace import IncompleteCholesky
-
-    if name == "MMC":
-        return int(metric.MMC(max_pairs=1000, random_state=0).fit(X, y).metric_.shape[0])
-    if name == "ITML":
-        return int(metric.ITML(n_constraints=80, random_state=0).fit(X, y).pairs_.shape[0])
-    if name == "IncompleteCholesky":
-        return int(IncompleteCholesky(kernel="rbf", gamma=0.5, tol=1e-3).fit(X).rank_)
-    if name == "Nystroem":
-        from sklearn.kernel_approximation import Nystroem
-
-        return int(Nystroem(gamma=0.5, n_components=rank, random_state=0).fit_transform(X).shape[1])
-    if name == "lmnn_target_neighbors":
-        return int(metric.lmnn_target_neighbors(X, y, 3).shape[0])
-    if name == "NearestNeighbors":
-        from sklearn.neighbors import NearestNeighbors
-
-        found = 0
-        for c in np.unique(y):
-            members = X[y == c]
-            found += NearestNeighbors(n_neighbors=4).fit(members).kneighbors(
-                members, return_distance=False).shape[0] * 3
-        return found
-    raise ValueError(name)
+    return CASES[name][0](X, y, rank)
 
 
 def worker(name, n, rank, memory_gb):
     import resource
+    import tracemalloc
 
     limit = int(memory_gb * 2**30)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    X, y = make_data(n)
+    X, y = make_data(n, CASES[name][1])
     run_case(name, X[:300], y[:300], min(rank, 50))      # imports and first-call costs
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     found = run_case(name, X, y, rank)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "peak_mb": max(0, peak - base) / 1024, "found": found}))
+    # a second call under tracemalloc: the peak of the arrays the call allocates, exact
+    # where the resident set's high-water mark hides small peaks below an earlier one
+    tracemalloc.start()
+    run_case(name, X, y, rank)
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(json.dumps({"seconds": seconds, "peak_mb": max(0, peak - base) / 1024,
+                      "traced_mb": traced / 2**20, "found": found}))
 
 
 def measure(name, n, rank=0, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    # the worker's imports and warm-up take a few seconds beyond the timed call
+    # the worker's imports, warm-up and traced second call take time beyond the timed call
     try:
         proc = subprocess.run([sys.executable, __file__, "--worker", name, str(n), str(rank),
                                str(memory_gb)],
-                              capture_output=True, text=True, env=env, timeout=budget + 60)
+                              capture_output=True, text=True, env=env, timeout=2 * budget + 60)
     except subprocess.TimeoutExpired:
         return {"skipped": f"stopped: over the {budget:.0f} s budget"}
     if proc.returncode != 0:
@@ -138,124 +253,122 @@ def measure(name, n, rank=0, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB)
 
 def predicted_seconds(name, n, results):
     """``(seconds, from_n)``: the case's time at ``n`` predicted from its time at the largest
-    smaller n of this run by ``SCALING``, or ``None`` when there is none."""
+    smaller n of this run by its scaling, or ``None`` when there is none."""
     smaller = [m for m in results if m < n and "seconds" in results[m].get(name, {})]
     if not smaller:
         return None
     m = max(smaller)
-    return results[m][name]["seconds"] * (n / m) ** SCALING[name], m
+    return results[m][name]["seconds"] * (n / m) ** CASES[name][3], m
 
 
 def growth_lines(results):
-    """How time and peak memory grew from the smallest to the largest n measured, beside the
-    growth ``SCALING`` assumes for the time (and the rank, which enters IncompleteCholesky's
-    rank^2 x n work and its n x rank factor)."""
-    sizes = sorted(results)
-    if len(sizes) < 2:
-        return []
-    lo, hi = sizes[0], sizes[-1]
-    out = ["", f"Growth from n = {lo:,} to n = {hi:,} (n x {hi / lo:.2f}):", ""]
-    for name in ("MMC", "ITML", "IncompleteCholesky", "lmnn_target_neighbors"):
-        a, b = results[lo].get(name, {}), results[hi].get(name, {})
-        if "seconds" not in a or "seconds" not in b:
+    """Per case, how time and memory grew from its smallest to its largest n measured: the
+    time beside the growth its scaling assumes, the memory as an exponent of n (from the
+    traced peak where measured, else the resident one)."""
+    out = []
+    for name in CASES:
+        sizes = sorted(n for n in results if "seconds" in results[n].get(name, {}))
+        if len(sizes) < 2:
             continue
-        expected = (hi / lo) ** SCALING[name]
-        text = (f"- {name}: time x {b['seconds'] / a['seconds']:.1f} (as "
-                f"{SCALING_TEXT[SCALING[name]]}: x {expected:.1f}), peak memory x "
-                f"{b['peak_mb'] / max(a['peak_mb'], 1e-9):.1f}")
-        if b["peak_mb"] < 16:
-            text += (f" ({a['peak_mb']:.1f} to {b['peak_mb']:.1f} MB: copies of X, "
-                     f"{hi * 3 * 8 / 2**20:.1f} MB at n = {hi:,}, and O(n) index arrays, "
-                     "too little above the worker's earlier high-water mark for the ratio to "
-                     "mean much)")
-        if name == "IncompleteCholesky":
-            rank = b["found"] / a["found"]
-            text += (f"; the rank grew x {rank:.2f} ({a['found']} to {b['found']}), so "
-                     f"rank^2 x n predicts time x {rank**2 * hi / lo:.1f} and the factor's "
-                     f"n x rank memory x {rank * hi / lo:.1f}")
-        out.append(text)
-    return out
+        lo, hi = sizes[0], sizes[-1]
+        a, b = results[lo][name], results[hi][name]
+        expected = (hi / lo) ** CASES[name][3]
+        key = "traced_mb" if "traced_mb" in a and "traced_mb" in b else "peak_mb"
+        exponent = math.log(max(b[key], 1e-9) / max(a[key], 1e-9)) / math.log(hi / lo)
+        out.append(f"- {name}, n = {lo:,} to {hi:,}: time x {b['seconds'] / a['seconds']:.1f} "
+                   f"(as {SCALING_TEXT[CASES[name][3]]}: x {expected:.1f}); memory "
+                   f"{a[key]:.1f} to {b[key]:.1f} MB "
+                   f"({'traced' if key == 'traced_mb' else 'resident'}), growth exponent "
+                   f"{exponent:.2f}")
+    return ["", "Growth with n (memory exponent: log(peak ratio) / log(n ratio)):", ""] + out if out else []
 
 
 def report(results, load, limits):
     lines = ["# Large-n benchmarks", "",
              "Written by `benchmarks/large_n.py` (see its docstring for the cases and what "
              "they replaced). Time of the call and peak resident memory above the worker's "
-             "baseline, one BLAS thread, 3 features; a ratio is lecturelib / reference.", "",
-             "| n | method | seconds | peak MB | found | reference | seconds | peak MB | time ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "baseline (after its imports, the data and a small warm-up call), one BLAS "
+             "thread; `traced MB` is the peak of the arrays the call allocates "
+             "(tracemalloc, a second call); a ratio is lecturelib / reference.", "",
+             "| n | method | features | seconds | peak MB | traced MB | found | reference "
+             "| seconds | peak MB | time ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     skipped = []
-    for n, rows in results.items():
-        for name in ("MMC", "ITML", "IncompleteCholesky", "lmnn_target_neighbors"):
-            ours = rows[name]
-            ref_name = REFERENCE.get(name)
+    for n in sorted(results):
+        rows = results[n]
+        for name in CASES:
+            if name in REFERENCES or name not in rows:
+                continue
+            ours, d = rows[name], CASES[name][1]
+            ref_name = CASES[name][2]
             ref = rows.get(ref_name) if ref_name else None
             if "error" in ours:
-                lines.append(f"| {n:,} | {name} | failed: {ours['error']} | | | | | | |")
+                lines.append(f"| {n:,} | {name} | {d} | failed: {ours['error']} | | | | | | | |")
                 continue
             if "skipped" in ours:
-                lines.append(f"| {n:,} | {name} | skipped (below) | | | | | | |")
+                lines.append(f"| {n:,} | {name} | {d} | skipped (below) | | | | | | | |")
                 skipped.append(f"{name} at n = {n:,}: {ours['skipped']}")
                 continue
             over = " (over the budget)" if ours.get("over_budget") else ""
-            cells = [f"{n:,}", name, f"{ours['seconds']:.2f}{over}", f"{ours['peak_mb']:.0f}",
-                     str(ours["found"])]
+            traced = f"{ours['traced_mb']:.1f}" if "traced_mb" in ours else ""
+            undated = "" if "date" in ours else " *"
+            cells = [f"{n:,}", name + undated, str(d), f"{ours['seconds']:.2f}{over}",
+                     f"{ours['peak_mb']:.0f}", traced, str(ours["found"])]
             if ref and "seconds" in ref:
                 cells += [ref_name, f"{ref['seconds']:.2f}", f"{ref['peak_mb']:.0f}",
                           f"{ours['seconds'] / ref['seconds']:.1f}"]
             else:
                 cells += [ref_name or "none run", "", "", ""]
             lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "`found`: MMC the metric's dimension, ITML the pairs drawn, IncompleteCholesky "
-              "the rank reached at tol=1e-3 (Nystroem is given as many components), "
-              "lmnn_target_neighbors the target pairs.", "",
-              "Reading the results: the memory of every case now follows what the method "
-              "needs (pairs drawn, the factor's rank, one block of distances), where before "
-              "each needed n^2 entries (4.5e8 pairs, a 30,000 x 30,000 factor or distance "
-              "matrix) and failed under 6 GB. Times: `lmnn_target_neighbors` computes every "
-              "distance within a class (O(n_c^2) per class, in blocks) and sorts each row "
-              "after rounding it to a grid, so that ties break by index on every processor; a "
-              "KD-tree (scikit-learn) visits a few points per query and makes no such promise, "
-              "hence the large time ratio; LMNN's own loss is O(n^2) per iteration, so this "
-              "step is not its bottleneck. `IncompleteCholesky` picks each pivot greedily and "
-              "computes one kernel column and one rank-long update per pivot (about rank^2 x n work); `Nystroem` "
-              "samples its landmarks at random and does the work in a few BLAS calls."]
+    found = {}
+    for name, case in CASES.items():
+        if name not in REFERENCES:
+            found.setdefault(case[4], []).append(name)
+    lines += ["", "`found`: " + "; ".join(f"{', '.join(names)}: {what}"
+                                         for what, names in found.items()) + ".",
+              "", "`*`: measured in an earlier run (issue 45's, 28 November 2026, load "
+              "average 1.7 to 2.1), kept in large_n.json; the other rows give their date "
+              "there.", "", READING]
     lines += growth_lines(results)
     if skipped:
         lines += ["", f"Skipped (a run over the time budget of {limits['budget']:.0f} s a "
                   "case, predicted from the same case at the smaller n of this run):", ""]
         lines += [f"- {text}" for text in skipped]
-    lines += ["", f"Limits of this run: {limits['budget']:.0f} s a case, an address space of "
-              f"{limits['memory_gb']:g} GB a worker.", "",
+    lines += ["", f"Limits of the last run: {limits['budget']:.0f} s a case, an address space "
+              f"of {limits['memory_gb']:g} GB a worker.", "",
               f"Measured on {os.cpu_count()} cores shared with other work, one-minute load "
-              f"average {load[0]:.1f} at the start and {load[1]:.1f} at the end "
-              f"({limits.get('date') or time.strftime('%d %B %Y')}); times on a loaded "
+              f"average {load[0]:.1f} at the start and {load[1]:.1f} at the end of the last "
+              f"run ({limits.get('date') or time.strftime('%d %B %Y')}); times on a loaded "
               "machine are inflated on both sides of a ratio."]
     return "\n".join(lines) + "\n"
 
 
-def main(sizes, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB):
+def main(sizes, cases, budget=DEFAULT_BUDGET, memory_gb=DEFAULT_MEMORY_GB):
+    """Run ``cases`` at ``sizes``, one worker at a time, and merge the results into
+    large_n.json (other cases' earlier results are kept) and LARGE_N.md."""
+    path = HERE / "large_n.json"
+    stored = json.loads(path.read_text()) if path.exists() else {"results": {}}
+    results = {int(n): rows for n, rows in stored["results"].items()}
     load_before = os.getloadavg()[0]
-    results = {}
     for n in sorted(sizes):
-        rows = results[n] = {}
-        for name in CASES:
+        rows = results.setdefault(n, {})
+        for name in cases:
             rank = rows.get("IncompleteCholesky", {}).get("found", 0)
             predicted = predicted_seconds(name, n, results)
             if predicted is not None and predicted[0] > budget:
                 seconds, m = predicted
                 rows[name] = {"skipped": (
                     f"predicted {seconds:.0f} s > {budget:.0f} s: "
-                    f"{results[m][name]['seconds']:.0f} s at n = {m:,} in this run, time "
-                    f"growing as {SCALING_TEXT[SCALING[name]]}")}
+                    f"{results[m][name]['seconds']:.0f} s at n = {m:,}, time "
+                    f"growing as {SCALING_TEXT[CASES[name][3]]}")}
             else:
                 rows[name] = measure(name, n, rank, budget, memory_gb)
+            rows[name]["date"] = time.strftime("%d %B %Y")
             print(f"n={n:,} {name}: {rows[name]}", flush=True)
     load = (load_before, os.getloadavg()[0])
     limits = {"budget": budget, "memory_gb": memory_gb, "date": time.strftime("%d %B %Y")}
-    (HERE / "large_n.json").write_text(json.dumps(
-        {"results": {str(n): r for n, r in results.items()}, "load_average": load,
-         "limits": limits}, indent=1) + "\n")
+    path.write_text(json.dumps({"results": {str(n): r for n, r in sorted(results.items())},
+                                "load_average": load, "limits": limits}, indent=1) + "\n")
     (HERE / "LARGE_N.md").write_text(report(results, load, limits))
 
 
@@ -265,6 +378,8 @@ def parse(argv):
     parser = argparse.ArgumentParser(description="Large-n benchmarks (LARGE_N.md).")
     parser.add_argument("sizes", nargs="*", type=int, default=[30_000],
                         help="sample sizes (default 30000)")
+    parser.add_argument("--case", action="append", choices=list(CASES), dest="cases",
+                        help="run only this case (repeat for more; default all)")
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
                         help="seconds a case may take (default 600)")
     parser.add_argument("--memory-gb", type=float, default=DEFAULT_MEMORY_GB,
@@ -286,4 +401,4 @@ if __name__ == "__main__":
                 {int(n): rows for n, rows in stored["results"].items()},
                 stored["load_average"], limits))
         else:
-            main(args.sizes, args.budget, args.memory_gb)
+            main(args.sizes, args.cases or list(CASES), args.budget, args.memory_gb)

@@ -98,6 +98,26 @@ def hpca_weights(c, gamma):
     return min(1 / (1 - c * c), 1 / gamma), -eta_plus
 
 
+def _all_pairs_operator(X, y, w_same, w_diff):
+    r""":math:`\sum_{i\ne j} a_{ij}(x_i-x_j)(x_i-x_j)^\top` with :math:`a_{ij}` = ``w_same``
+    within a class and ``w_diff`` across, from centred scatters, in O(nd + d^2) memory.
+
+    Over the ordered pairs of a set of :math:`n_S` points,
+    :math:`\sum_{i,j\in S}(x_i-x_j)(x_i-x_j)^\top = 2n_S\,C_S` with :math:`C_S` its scatter
+    about its mean; so the sum is :math:`w_= W + w_{\ne}(2n\,C - W)`, with
+    :math:`W = \sum_c 2n_c C_c` the within-class part and :math:`C` the total scatter.
+    (Centring first avoids the cancellation of :math:`X^\top A X` formed from raw sums.)
+    """
+    _, label, counts = np.unique(y, return_inverse=True, return_counts=True)
+    means = np.stack([np.bincount(label, weights=col, minlength=counts.size)
+                      for col in X.T], axis=1) / counts[:, None]
+    Xc = X - means[label]                                   # each row about its class mean
+    within = (Xc * (2.0 * counts[label])[:, None]).T @ Xc
+    X0 = X - X.mean(axis=0)
+    T = w_same * within + w_diff * (2.0 * y.size * (X0.T @ X0) - within)
+    return 0.5 * (T + T.T)
+
+
 def _psd_sqrt_solve(G, B, tol):
     """Eigenvectors of G A G g = lam G g through M = G^{1/2} A G^{1/2} (B = A)."""
     lam, V = np.linalg.eigh(G)
@@ -195,8 +215,14 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         Every (non-trivial) eigenvalue of :math:`\hat T`, descending.
     components_ : ndarray of shape (n_components, n_features)
         Orthonormal primal directions (only when ``kernel=None``).
+    operator_ : ndarray of shape (n_features, n_features)
+        :math:`\hat T` (only when ``kernel=None``).  ``fit`` computes it from the class
+        means and scatters, :math:`\hat T = a_= W + a_{\ne}(2mC - W)` with :math:`C` the
+        scatter of the sample about its mean and :math:`W = \sum_c 2m_cC_c` (each class
+        about its own mean), in O(m d^2) time and O(m d + d^2) memory, without :math:`A`.
     pair_matrix_ : ndarray of shape (m, m)
-        The matrix :math:`A` of ``fit`` (all-pairs form).
+        The matrix :math:`A` of ``fit`` (all-pairs form; only with a kernel, where the
+        m x m Gram matrix is formed anyway).
     dual_coef_ : ndarray of shape (n_anchor, n_components)
         Kernel version: ``transform(X) = (K(X, anchors) - K(X, anchors2)) @ dual_coef_``
         (``anchors2`` is empty for ``fit``).
@@ -266,6 +292,19 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         self.eigenvalues_ = mu[:d].copy()
         return d
 
+    def _all_pairs_weights(self, y):
+        """``(a_same, a_diff)``: the weight of an ordered pair of distinct points of the
+        same label, and of different labels, from the class counts."""
+        m = y.size
+        counts = np.unique(y, return_counts=True)[1].astype(float)
+        if not self.balanced:
+            return self.eta_pos / m**2, self.eta_neg / m**2
+        n_pos = float(np.sum(counts * (counts - 1)))
+        n_neg = float(m) ** 2 - float(np.sum(counts**2))
+        if n_pos == 0:
+            raise ValueError("no two points share a label: there are no positive pairs")
+        return self.eta_pos / (2 * n_pos), self.eta_neg / (2 * n_neg)
+
     def _fix_signs(self, Z):
         idx = np.argmax(np.abs(Z), axis=0)
         return np.sign(Z[idx, np.arange(Z.shape[1])]) + (Z[idx, np.arange(Z.shape[1])] == 0)
@@ -285,29 +324,23 @@ class HyperbolicPCA(TransformerMixin, BaseEstimator):
         self
         """
         X, y = _labelled_sample(self, X, y)
-        m = X.shape[0]
-        same = y[:, None] == y[None, :]
-        off = ~np.eye(m, dtype=bool)
-        if self.balanced:
-            n_pos, n_neg = int((same & off).sum()), int((~same).sum())
-            if n_pos == 0:
-                raise ValueError("no two points share a label: there are no positive pairs")
-            a = np.where(same, self.eta_pos / (2 * n_pos), self.eta_neg / (2 * n_neg))
-        else:
-            a = np.where(same, self.eta_pos, self.eta_neg) / m**2
-        a[~off] = 0.0
-        A = 2.0 * (np.diag(a.sum(axis=1)) - a)
-        self.pair_matrix_ = A
+        w_same, w_diff = self._all_pairs_weights(y)
         if self.kernel is None:
-            T = X.T @ A @ X
-            mu, V = np.linalg.eigh(0.5 * (T + T.T))
+            T = _all_pairs_operator(X, y, w_same, w_diff)
+            self.operator_ = T
+            mu, V = np.linalg.eigh(T)
             order = np.argsort(mu)[::-1]
             mu, V = mu[order], V[:, order]
             d = self._finish(mu)
             W = V[:, :d].T
             W *= self._fix_signs(X @ W.T)[:, None]
             self.components_ = W
-        else:
+        else:   # the m x m Gram matrix is needed anyway: A costs no more
+            same = y[:, None] == y[None, :]
+            a = np.where(same, w_same, w_diff)
+            np.fill_diagonal(a, 0.0)
+            A = 2.0 * (np.diag(a.sum(axis=1)) - a)
+            self.pair_matrix_ = A
             G = self._kernel(X, X)
             mu, coef = _psd_sqrt_solve(G, A, self.tol)
             d = self._finish(mu)
@@ -837,6 +870,52 @@ def _project_psd_ball(S, bound):
     return (V * lam) @ V.T
 
 
+# Entries (pairs x features) of one block of pair differences in PositiveOperatorLearner:
+# 8 MB of float64, a few such arrays live at once.
+_PAIR_BLOCK_ENTRIES = 1 << 20
+
+
+class _PairBlocks:
+    """The pair differences ``x_i - x_i'`` and their labels ``same``, a block at a time.
+
+    ``of_differences(D, same)`` walks the rows of a given array (``fit_pairs``);
+    ``of_all_pairs(X, y)`` forms the differences of the unordered pairs ``i < j`` of a
+    sample in the order of ``np.triu_indices``, a block of rows at a time, so that its
+    memory is one block (O(block x d)), not the n(n-1)/2 x d differences.
+    """
+
+    def __init__(self, n_pairs, n_same, n_features, make):
+        self.n_pairs, self.n_same = n_pairs, n_same
+        self.block = max(1, _PAIR_BLOCK_ENTRIES // max(n_features, 1))
+        self._make = make
+
+    @classmethod
+    def of_differences(cls, D, same):
+        def make(start, stop):
+            return D[start:stop], same[start:stop]
+
+        return cls(D.shape[0], int(same.sum()), D.shape[1], make)
+
+    @classmethod
+    def of_all_pairs(cls, X, y):
+        n = X.shape[0]
+        counts = np.unique(y, return_counts=True)[1]
+        later = n - 1 - np.arange(n)                 # partners j > i of row i
+        first = np.concatenate([[0], np.cumsum(later)])   # rank of the pair (i, i + 1)
+
+        def make(start, stop):
+            ranks = np.arange(start, stop)
+            i = np.searchsorted(first, ranks, side="right") - 1
+            j = i + 1 + (ranks - first[i])
+            return X[i] - X[j], y[i] == y[j]
+
+        return cls(n * (n - 1) // 2, int(np.sum(counts * (counts - 1)) // 2), X.shape[1], make)
+
+    def __iter__(self):
+        for start in range(0, self.n_pairs, self.block):
+            yield self._make(start, min(start + self.block, self.n_pairs))
+
+
 class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
     r"""The convex alternative to hyperbolic PCA: a positive operator learned with a hinge loss.
 
@@ -924,35 +1003,42 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _weights(self, same):
-        n_pos, n_neg = int(same.sum()), int((~same).sum())
+    def _weights(self, pairs):
+        """``(a_same, a_diff)``: the weight of a positive and of a negative pair."""
+        n_pos, n_neg = pairs.n_same, pairs.n_pairs - pairs.n_same
         if self.balanced:
             if n_pos == 0 or n_neg == 0:
                 raise ValueError("balanced weighting needs both positive and negative pairs")
-            return np.where(same, 1.0 / (2 * n_pos), 1.0 / (2 * n_neg))
-        return np.full(same.size, 1.0 / same.size)
+            return 1.0 / (2 * n_pos), 1.0 / (2 * n_neg)
+        return 1.0 / pairs.n_pairs, 1.0 / pairs.n_pairs
 
-    def _solve(self, D, same):
-        p = D.shape[1]
-        a = self._weights(same)
-        r = np.where(same, 1.0, -1.0)
+    def _solve(self, pairs):
+        """FISTA on the pairs of ``pairs`` (a :class:`_PairBlocks`), a block at a time."""
+        p = self.n_features_in_
+        a_same, a_diff = self._weights(pairs)
         c2, g, mu, B = float(self.c) ** 2, float(self.gamma), float(self.smoothing), float(self.hs_bound)
 
-        def margins(T):
-            return 1.0 - r * (c2 - np.sum((D @ T) * D, axis=1)) / g
+        def weighted_margins(T):
+            """(block, r, a, margin) per block: the hinge's argument of every pair."""
+            for D, same in pairs:
+                r = np.where(same, 1.0, -1.0)
+                a = np.where(same, a_same, a_diff)
+                yield D, r, a, 1.0 - r * (c2 - np.sum((D @ T) * D, axis=1)) / g
 
         def smooth(T):
-            z = margins(T)
-            val = np.where(z >= mu, z - mu / 2, np.clip(z, 0.0, mu) ** 2 / (2 * mu))
-            slope = np.clip(z / mu, 0.0, 1.0)
-            grad = (D * (a * slope * r / g)[:, None]).T @ D
-            return float(a @ val), 0.5 * (grad + grad.T)
+            value, grad = 0.0, np.zeros((p, p))
+            for D, r, a, z in weighted_margins(T):
+                val = np.where(z >= mu, z - mu / 2, np.clip(z, 0.0, mu) ** 2 / (2 * mu))
+                slope = np.clip(z / mu, 0.0, 1.0)
+                value += float(a @ val)
+                grad += (D * (a * slope * r / g)[:, None]).T @ D
+            return value, 0.5 * (grad + grad.T)
 
         def scales():
             # the loss's curvature is about (squared distance)^2 / (gamma * smoothing):
             # either a tiny gamma or smoothing, or huge distances, can put it out of range
             with np.errstate(over="ignore"):
-                largest = float(np.max(np.sum(D * D, axis=1)))
+                largest = max(float(np.max(np.sum(D * D, axis=1))) for D, _ in pairs)
             return (f"largest squared pair distance {largest:.3g}, gamma={g:g}, "
                     f"smoothing={mu:g}")
 
@@ -1007,8 +1093,8 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         self.sqrt_operator_ = (V * np.sqrt(lam)) @ V.T
         self.hs_norm_ = float(np.sqrt(np.sum(lam**2)))
         self.op_norm_ = float(lam[0])
-        z = margins(T)
-        self.objective_ = float(a @ np.maximum(z, 0.0))
+        self.objective_ = float(sum(a @ np.maximum(z, 0.0)
+                                    for _, _, a, z in weighted_margins(T)))
         self.n_iter_ = it
         return self
 
@@ -1026,11 +1112,10 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         self
         """
         X, y = _labelled_sample(self, X, y)
-        i, j = np.triu_indices(X.shape[0], 1)
-        same = y[i] == y[j]
-        if not same.any():
+        pairs = _PairBlocks.of_all_pairs(X, y)
+        if pairs.n_same == 0:
             raise ValueError("no two points share a label: there are no positive pairs")
-        return self._solve(X[i] - X[j], same)
+        return self._solve(pairs)
 
     def fit_pairs(self, pairs, same):
         """Fit from a list of equivalence constraints.
@@ -1047,7 +1132,7 @@ class PositiveOperatorLearner(TransformerMixin, BaseEstimator):
         """
         P, s = _equivalence_pairs(self, pairs, same)
         self.n_features_in_ = P.shape[2]
-        return self._solve(P[:, 0] - P[:, 1], s)
+        return self._solve(_PairBlocks.of_differences(P[:, 0] - P[:, 1], s))
 
     def transform(self, X):
         r""":math:`T^{1/2}x` for every row, so that :math:`\|T^{1/2}(x-x')\|^2 = \langle T, Q_{x-x'}\rangle_{HS}`."""

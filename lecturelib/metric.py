@@ -370,12 +370,6 @@ def knn_predict(X_train, y_train, X_test, n_neighbors=3, M=None):
 # ----------------------------------------------------------------------------- shared
 
 
-def _pair_laplacian_form(X, W):
-    r""":math:`\sum_{ij} W_{ij}(x_i - x_j)(x_i - x_j)^\top = X^\top(\mathrm{diag}(W1 + W^\top 1) - W - W^\top)X`."""
-    deg = W.sum(axis=1) + W.sum(axis=0)
-    return X.T @ (deg[:, None] * X) - X.T @ (W + W.T) @ X
-
-
 class _MetricTransformer(TransformerMixin, BaseEstimator):
     """Shared plumbing: ``components_`` from ``metric_``, ``transform``, tags."""
 
@@ -513,12 +507,6 @@ def _class_pairs(y_idx):
     return np.column_stack([i[same], j[same]]), np.column_stack([i[~same], j[~same]])
 
 
-# Up to this many pairs i < j, MMC and ITML list them all and sample from the list (as
-# before, so that their results are unchanged; about 5,800 points).  Beyond, they draw
-# pairs by rank (:class:`_ClassPairRanks`) without listing them: n = 30,000 has 4.5e8.
-_PAIR_LISTING_MAX = 1 << 24
-
-
 class _ClassPairRanks:
     """The pairs ``i < j`` of one kind (same class, or different classes) in the order of
     :func:`_class_pairs` (row-major), addressed by rank without listing them: O(n) memory.
@@ -583,18 +571,14 @@ def _distinct_ranks(rng, n_ranks, k, accept=None, max_rounds=100):
 
 
 def _sampled_class_pairs(index, similar, k, rng, accept=None):
-    """Up to ``k`` distinct pairs of one kind drawn uniformly without listing them all
-    (all of them when there are at most ``k``, or at most ``_PAIR_LISTING_MAX``, filtered
-    by ``accept``, a function of the pairs)."""
+    """Up to ``k`` distinct pairs of one kind drawn uniformly without listing them (all of
+    them when there are at most ``k``), kept where ``accept`` (a function of the pairs)
+    holds: memory O(k), whatever the number of pairs."""
     total = index.count(similar)
     keep = (lambda ranks: accept(index.pairs(ranks, similar))) if accept else None
-    if total <= max(k, _PAIR_LISTING_MAX):
+    if total <= k:
         ranks = np.arange(total)
-        if keep is not None:
-            ranks = ranks[keep(ranks)]
-        if ranks.size > k:
-            ranks = ranks[rng.choice(ranks.size, k, replace=False)]
-        return index.pairs(ranks, similar)
+        return index.pairs(ranks if keep is None else ranks[keep(ranks)], similar)
     return index.pairs(_distinct_ranks(rng, total, k, keep), similar)
 
 
@@ -688,17 +672,9 @@ class MMC(_MetricTransformer):
         """Learn ``metric_`` from labelled data; returns ``self``."""
         check_estimator_params(self)
         X, y_idx = self._validate_xy(X, y)
-        n = y_idx.size
-        if self.max_pairs is None or n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
+        if self.max_pairs is None:
             similar, dissimilar = _class_pairs(y_idx)
-            if self.max_pairs is not None:
-                k = int(self.max_pairs)
-                rng = check_random_state(self.random_state)
-                if similar.shape[0] > k:
-                    similar = similar[rng.choice(similar.shape[0], k, replace=False)]
-                if dissimilar.shape[0] > k:
-                    dissimilar = dissimilar[rng.choice(dissimilar.shape[0], k, replace=False)]
-        else:   # too many pairs to list: draw them by rank
+        else:   # draw them by rank, without listing all pairs
             index, rng = _ClassPairRanks(y_idx), check_random_state(self.random_state)
             similar = _sampled_class_pairs(index, True, int(self.max_pairs), rng)
             dissimilar = _sampled_class_pairs(index, False, int(self.max_pairs), rng)
@@ -870,10 +846,36 @@ _DISTANCE_BLOCK_ENTRIES = 1 << 22
 
 
 def _lmnn_triplets(targets, y_idx):
+    """Every triplet ``(i, j, l)`` at once (target pair ``(i, j)``, impostor ``l``): about
+    ``n_neighbors * n^2`` of them; LMNN itself walks them in blocks (:func:`_lmnn_blocks`)."""
     i, j = targets[:, 0], targets[:, 1]
     impostor = y_idx[None, :] != y_idx[i][:, None]          # (n_pairs, n)
     t, l = np.nonzero(impostor)
     return i[t], j[t], l
+
+
+# Triplets x features of one block of LMNN's triplets (8 MB of float64 differences; a
+# pass holds a few such arrays, about 40 MB in all, whatever n).
+_LMNN_TRIPLET_BLOCK_ENTRIES = 1 << 20
+
+
+def _lmnn_blocks(targets, y_idx, n_features):
+    """The triplets of :func:`_lmnn_triplets`, in the same order, a block of target pairs at
+    a time: ``(t, i, j, l)`` with ``t`` the row of the target pair in ``targets``.  Memory
+    O(block), whatever the number of triplets."""
+    n = y_idx.size
+    per_block = max(1, _LMNN_TRIPLET_BLOCK_ENTRIES // max(n * max(n_features, 1), 1))
+    for start in range(0, targets.shape[0], per_block):
+        T = targets[start:start + per_block]
+        t, l = np.nonzero(y_idx[None, :] != y_idx[T[:, 0]][:, None])
+        yield start + t, T[t, 0], T[t, 1], l
+
+
+def _lmnn_block_margins(M, Xu, i, j, l):
+    """:math:`1 + d_M^2(x_i, x_j) - d_M^2(x_i, x_l)` and the two differences."""
+    Dj, Dl = Xu[i] - Xu[j], Xu[i] - Xu[l]
+    return (1 + np.einsum("pi,ij,pj->p", Dj, M, Dj) - np.einsum("pi,ij,pj->p", Dl, M, Dl),
+            Dj, Dl)
 
 
 @validate_params({"M": ["array-like"], "X": ["array-like"], "y": ["array-like"],
@@ -929,7 +931,7 @@ def lmnn_loss(M, X, y, targets, push_weight=0.5):
     _, y_idx = _check_labels(y, X.shape[0])
     targets = _check_index_pairs(targets, X.shape[0], "targets")
     _check_targets_of_classes(targets, y, y_idx)
-    return _lmnn_loss(M, X, y_idx, targets, _lmnn_triplets(targets, y_idx), float(push_weight))
+    return _lmnn_loss(M, X, y_idx, targets, float(push_weight))
 
 
 def _check_targets_of_classes(targets, y, y_idx):
@@ -953,19 +955,28 @@ def _check_targets_of_classes(targets, y, y_idx):
                          "(lmnn_target_neighbors(X, y) gives them)")
 
 
-def _lmnn_loss(M, X, y_idx, targets, triplets, mu):
-    n = X.shape[0]
+def _lmnn_loss(M, X, y_idx, targets, mu):
+    """LMNN's loss, a subgradient and the number of positive hinges, walking the triplets in
+    blocks: memory O(block + n k), time O(triplets x d) (about ``k n^2 d``)."""
     L = components_from_metric(M)
-    D = euclidean_distances(X @ L.T, squared=True)
-    ti, tj, tl = triplets
-    margin = 1 + D[ti, tj] - D[ti, tl]
-    active = margin > 0
-    W = np.zeros((n, n))
-    np.add.at(W, (targets[:, 0], targets[:, 1]), 1 - mu)
-    np.add.at(W, (ti[active], tj[active]), mu)
-    np.add.at(W, (ti[active], tl[active]), -mu)
-    loss = (1 - mu) * D[targets[:, 0], targets[:, 1]].sum() + mu * margin[active].sum()
-    return float(loss), _pair_laplacian_form(X, W), int(active.sum())
+    Z = X @ L.T
+    D0 = X[targets[:, 0]] - X[targets[:, 1]]
+    Z0 = Z[targets[:, 0]] - Z[targets[:, 1]]
+    loss = (1 - mu) * float(np.sum(Z0 * Z0))
+    grad = (1 - mu) * (D0.T @ D0)
+    n_active = 0
+    for _, i, j, l in _lmnn_blocks(targets, y_idx, X.shape[1]):
+        Zj, Zl = Z[i] - Z[j], Z[i] - Z[l]
+        margin = 1 + np.einsum("pi,pi->p", Zj, Zj) - np.einsum("pi,pi->p", Zl, Zl)
+        active = margin > 0
+        if not active.any():
+            continue
+        i, j, l = i[active], j[active], l[active]
+        Dj, Dl = X[i] - X[j], X[i] - X[l]
+        loss += mu * float(margin[active].sum())
+        grad += mu * (Dj.T @ Dj - Dl.T @ Dl)
+        n_active += int(active.sum())
+    return float(loss), (grad + grad.T) / 2, n_active
 
 
 class LMNN(_MetricTransformer):
@@ -1013,6 +1024,14 @@ class LMNN(_MetricTransformer):
     solved" status (the optimum of a piecewise linear loss is degenerate, and Clarabel
     stalls near :math:`10^{-7}` on wine) is accepted silently when the certificate holds,
     as is its "solved" status only then.
+
+    Cost: the triplets (each target pair with every point of another class, about
+    :math:`k n^2` of them) are never held at once: every pass over them (a loss and
+    subgradient, a selection of the working set, the certificate) walks them in blocks of
+    target pairs, so memory is O(nk) plus one block (``_LMNN_TRIPLET_BLOCK_ENTRIES``
+    triplets times features), and time is O(k n^2 d) per pass.  The target neighbours
+    take O(sum of the squared class sizes x d) once (:func:`lmnn_target_neighbors`); the
+    active-set stage holds its working set (on wine 1,222 of 62,574 triplets).
 
     A ``ConvergenceWarning`` is raised whenever the result is not certified by the
     method's own criterion: the subgradient stage stopped by its step collapse or
@@ -1112,17 +1131,17 @@ class LMNN(_MetricTransformer):
         X, y_idx = self._validate_xy(X, y)
         mu = float(self.push_weight)
         Xu, scale, targets = _lmnn_standardise(X, y_idx, self.n_neighbors)
-        triplets = _lmnn_triplets(targets, y_idx)
         self.target_neighbors_, self.scale_ = targets, scale
         solver = self.solver
-        M, loss, stop = self._subgradient(Xu, y_idx, targets, triplets, mu)
+        M, loss, stop = self._subgradient(Xu, y_idx, targets, mu)
         if solver == "auto":
-            solver = "active-set" if _lmnn_exact_stage_affordable(M, Xu, triplets) else "subgradient"
+            solver = ("active-set" if _lmnn_exact_stage_affordable(M, Xu, targets, y_idx)
+                      else "subgradient")
         self.n_rounds_ = 0
         self.duality_gap_ = float("nan")
         if solver == "active-set":
             try:
-                M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, triplets, mu, M,
+                M, loss, self.n_rounds_ = _lmnn_active_set(Xu, targets, y_idx, mu, M,
                                                            self.max_rounds)
                 self.loss_history_.append(loss)
             except ValueError as exc:
@@ -1131,7 +1150,7 @@ class LMNN(_MetricTransformer):
                 # "auto" keeps the subgradient result, and says that it is not certified
                 solver, stop = "subgradient", f"{stop}; the exact stage failed ({exc})"
             else:
-                self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+                self.duality_gap_ = self._certify(M, loss, Xu, targets, y_idx, mu)
                 if not self.duality_gap_ <= _LMNN_CERTIFIED_GAP:
                     warnings.warn(
                         f"LMNN: the active-set stage ended {self.n_rounds_} restricted solves "
@@ -1143,7 +1162,7 @@ class LMNN(_MetricTransformer):
         if solver == "subgradient":
             # the subgradient stage's own criterion (a small change of the loss) does not
             # say how far it is from the optimum; the certificate does
-            self.duality_gap_ = _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu)
+            self.duality_gap_ = self._certify(M, loss, Xu, targets, y_idx, mu)
             if stop != "converged":
                 warnings.warn(f"LMNN stopped {stop} before the relative change of the loss "
                               f"fell below tol={tightened(self.tol):g}; its loss is certified "
@@ -1165,10 +1184,23 @@ class LMNN(_MetricTransformer):
         self._set_metric(M, scale)
         return self
 
-    def _subgradient(self, Xu, y_idx, targets, triplets, mu):
+    @staticmethod
+    def _certify(M, loss, Xu, targets, y_idx, mu):
+        """The certified gap; warns when the certificate left out its fit of the ties."""
+        gap, skipped = _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu)
+        if skipped:
+            d = Xu.shape[1]
+            warnings.warn(f"LMNN: the duality-gap certificate skipped its fit of the "
+                          f"multipliers of {skipped} tied triplets ({skipped} x {d}^2 entries "
+                          f"> {_LMNN_TIE_FIT_MAX_ENTRIES:.0e}, too costly); duality_gap_ "
+                          f"({gap:.3g}) is the looser bound without them", ConvergenceWarning,
+                          stacklevel=3)
+        return gap
+
+    def _subgradient(self, Xu, y_idx, targets, mu):
         """Projected subgradient descent from the identity; (best M, its loss, stop reason)."""
         M = np.eye(Xu.shape[1])
-        loss, grad, _ = _lmnn_loss(M, Xu, y_idx, targets, triplets, mu)
+        loss, grad, _ = _lmnn_loss(M, Xu, y_idx, targets, mu)
         gnorm = np.linalg.norm(grad)
         if self.init_step is None:
             step = 0.1 * np.linalg.norm(M) / gnorm if gnorm > 0 else 0.0
@@ -1186,7 +1218,7 @@ class LMNN(_MetricTransformer):
                 break
             self.n_iter_ = it + 1
             M_new = psd_projection(M - step * grad)
-            loss_new, grad_new, _ = _lmnn_loss(M_new, Xu, y_idx, targets, triplets, mu)
+            loss_new, grad_new, _ = _lmnn_loss(M_new, Xu, y_idx, targets, mu)
             if loss_new <= loss:
                 rel = (loss - loss_new) / max(abs(loss), 1e-300)
                 M, loss, grad = M_new, loss_new, grad_new
@@ -1219,13 +1251,13 @@ _LMNN_ACTIVE_SET_MAX_FEATURES = 20
 _LMNN_ACTIVE_SET_MAX_ENTRIES = 1_000_000
 
 
-def _lmnn_exact_stage_affordable(M, Xu, triplets):
+def _lmnn_exact_stage_affordable(M, Xu, targets, y_idx):
     """Whether solver="auto" runs the active-set stage from ``M``: at most 20 features, or
     a first restricted problem of at most ``_LMNN_ACTIVE_SET_MAX_ENTRIES`` entries."""
     d = Xu.shape[1]
     if d <= _LMNN_ACTIVE_SET_MAX_FEATURES:
         return True
-    n_work = int(np.count_nonzero(_lmnn_margins(M, Xu, triplets) > -_LMNN_WORKING_MARGIN))
+    n_work = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)[0].size
     return n_work * d * d <= _LMNN_ACTIVE_SET_MAX_ENTRIES
 # triplets whose margin is above -0.5 (in standardised units) join the working set: on wine
 # that is 1,222 of 62,574 and no triplet left out is active at the restricted optimum
@@ -1235,6 +1267,11 @@ _LMNN_WORKING_MARGIN = 0.5
 _LMNN_CERTIFIED_GAP = 1e-4
 # Widths of the band of margins treated as ties when the certificate's multipliers are fitted.
 _LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
+# The certificate fits the ties' multipliers by bounded least squares on a dense
+# (d^2 x ties) matrix; beyond this many entries the fit is skipped (the ties keep the
+# multiplier 0, a valid but looser bound) and LMNN says so: on np.eye(60), every distance
+# tied, 3,600 x thousands of ties did not return in 200 s.
+_LMNN_TIE_FIT_MAX_ENTRIES = 1_000_000
 # The same for MENN's certificate of solver="cvxpy" (fewer: each fit is a least-squares
 # problem with s^2 rows), and the largest dual SDP over the ties' multipliers it solves
 # (ties times s^2 entries of its constraint matrix; beyond, the certificate does without).
@@ -1267,27 +1304,31 @@ def _lmnn_triplet_features(Xu, a, b):
     return np.einsum("pi,pj->pij", D, D).reshape(len(a), -1)
 
 
-def _lmnn_margins(M, Xu, triplets):
-    """:math:`1 + d_M^2(x_i, x_j) - d_M^2(x_i, x_l)` for every triplet, without forming all
-    pairwise distances."""
-    ti, tj, tl = triplets
-    Dij, Dil = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
-    return 1 + np.einsum("pi,ij,pj->p", Dij, M, Dij) - np.einsum("pi,ij,pj->p", Dil, M, Dil)
+def _lmnn_select(M, Xu, targets, y_idx, threshold):
+    """``(keys, i, j, l, margins)`` of the triplets whose margin is above ``threshold``, in
+    the order of :func:`_lmnn_triplets` (``keys = t * n + l``, ``t`` the target pair's row,
+    increasing), found a block at a time."""
+    n = y_idx.size
+    parts = []
+    for t, i, j, l in _lmnn_blocks(targets, y_idx, Xu.shape[1]):
+        m = _lmnn_block_margins(M, Xu, i, j, l)[0]
+        keep = m > threshold
+        parts.append((t[keep] * n + l[keep], i[keep], j[keep], l[keep], m[keep]))
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(5))
 
 
-def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
+def _lmnn_active_set(Xu, targets, y_idx, mu, M, max_rounds):
     """The exact optimum by Clarabel on a growing working set of triplets (see LMNN)."""
     import cvxpy as cp
 
     d = Xu.shape[1]
-    ti, tj, tl = triplets
     pull = _lmnn_triplet_features(Xu, targets[:, 0], targets[:, 1]).sum(axis=0)
-    margins = _lmnn_margins(M, Xu, triplets)
-    work = margins > -_LMNN_WORKING_MARGIN
+    # the working set as explicit triplets (keys t * n + l); the candidates are those with
+    # a margin above -0.5 at the current M, found in blocks
+    work = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)[:4]
     for rounds in range(1, max_rounds + 1):
-        idx = np.flatnonzero(work)
-        A = (_lmnn_triplet_features(Xu, ti[idx], tj[idx])
-             - _lmnn_triplet_features(Xu, ti[idx], tl[idx]))
+        _, wi, wj, wl = work
+        A = (_lmnn_triplet_features(Xu, wi, wj) - _lmnn_triplet_features(Xu, wi, wl))
         Mv = cp.Variable((d, d), PSD=True)
         m = cp.vec(Mv, order="C")
         objective = (1 - mu) * (pull @ m) + mu * cp.sum(cp.pos(1 + A @ m))
@@ -1300,11 +1341,14 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
             raise ValueError(f"LMNN: the SDP solver (Clarabel, through cvxpy) returned status "
                              f"{problem.status!r}, not a solution; use solver='subgradient'")
         M = psd_projection((Mv.value + Mv.value.T) / 2)
-        margins = _lmnn_margins(M, Xu, triplets)
-        missed = ~work & (margins > 0)
+        candidates = _lmnn_select(M, Xu, targets, y_idx, -_LMNN_WORKING_MARGIN)
+        margins = candidates[4]           # every positive margin is among the candidates
+        missed = (margins > 0) & ~np.isin(candidates[0], work[0])
         if not missed.any():
             break
-        work |= margins > -_LMNN_WORKING_MARGIN
+        keys, first = np.unique(np.concatenate([work[0], candidates[0]]), return_index=True)
+        work = tuple(np.concatenate([w, c])[first] for w, c in zip(work[1:], candidates[1:4]))
+        work = (keys, *work)
     else:
         warnings.warn(f"LMNN: the active set still grew after max_rounds={max_rounds} "
                       "restricted solves; its loss may be above the optimum: raise max_rounds",
@@ -1315,7 +1359,7 @@ def _lmnn_active_set(Xu, targets, triplets, mu, M, max_rounds):
     return M, loss, rounds
 
 
-def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
+def _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu):
     r"""Relative duality gap of LMNN's SDP at ``M``, a bound computed from the dual.
 
     For multipliers :math:`0 \le \alpha_t \le \mu`, :math:`\mu[1 + \langle A_t, M\rangle]_+
@@ -1329,25 +1373,47 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
     :math:`\mu` on the triplets with a positive hinge, 0 on the inactive ones, and on the
     ties (margins within a width ``w`` of 0) the values in :math:`[0,\mu]` that make
     :math:`ZM` smallest (complementarity, bounded least squares); the best of the widths
-    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).
+    ``_LMNN_TIE_WIDTHS`` is kept (every choice gives a valid bound).  A width whose ties
+    make the least-squares problem larger than ``_LMNN_TIE_FIT_MAX_ENTRIES`` entries
+    (ties times :math:`d^2`) leaves their multipliers at 0.
+
+    Returns ``(gap, skipped)``: ``skipped`` is the largest number of ties whose fit was
+    left out (0 when none was).
     """
     from scipy.linalg import eigh
     from scipy.optimize import lsq_linear
 
-    ti, tj, tl = triplets
-    margins = _lmnn_margins(M, Xu, triplets)
     D = Xu[targets[:, 0]] - Xu[targets[:, 1]]
     P = D.T @ D
     lam_P = np.linalg.eigvalsh(P)
     definite = lam_P[0] > 1e-12 * lam_P[-1]
-    Dj, Dl = Xu[ti] - Xu[tj], Xu[ti] - Xu[tl]
-    best = -np.inf
+    d = Xu.shape[1]
+    # one pass over the triplets, in blocks, for every width: the active triplets' sum of
+    # A_t and their count, the ties listed while their fit stays affordable
+    pushed = {w: np.zeros((d, d)) for w in _LMNN_TIE_WIDTHS}
+    n_active = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
+    n_ties = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
+    tied = {w: [] for w in _LMNN_TIE_WIDTHS}
+    for _, i, j, l in _lmnn_blocks(targets, y_idx, d):
+        margins, Dj, Dl = _lmnn_block_margins(M, Xu, i, j, l)
+        for width in _LMNN_TIE_WIDTHS:
+            active, ties = margins > width, np.abs(margins) <= width
+            pushed[width] += Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active]
+            n_active[width] += int(active.sum())
+            n_ties[width] += int(ties.sum())
+            if n_ties[width] * d * d <= _LMNN_TIE_FIT_MAX_ENTRIES:
+                tied[width].append((Dj[ties], Dl[ties]))
+            else:          # too many to fit: none is kept
+                tied[width].clear()
+    best, skipped = -np.inf, 0
     for width in _LMNN_TIE_WIDTHS:
-        active, ties = margins > width, np.abs(margins) <= width
-        Z = (1 - mu) * P + mu * (Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active])
-        dual = mu * float(active.sum())
-        if ties.any():
-            Aj, Al = Dj[ties], Dl[ties]
+        Z = (1 - mu) * P + mu * pushed[width]
+        dual = mu * float(n_active[width])
+        if n_ties[width] * d * d > _LMNN_TIE_FIT_MAX_ENTRIES:
+            skipped = max(skipped, n_ties[width])
+        elif n_ties[width]:
+            Aj = np.concatenate([a for a, _ in tied[width]])
+            Al = np.concatenate([b for _, b in tied[width]])
             cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
                     - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
             alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu)).x
@@ -1361,7 +1427,7 @@ def _lmnn_certified_gap(M, loss, Xu, targets, triplets, mu):
         else:            # M* is not bounded through P: no finite bound from this Z
             bound = -np.inf
         best = max(best, bound)
-    return (loss - best) / max(abs(loss), 1e-300)
+    return (loss - best) / max(abs(loss), 1e-300), skipped
 
 
 # ----------------------------------------------------------------------------- ITML
@@ -1393,6 +1459,13 @@ class ITML(_MetricTransformer):
     :math:`p = d_M^2(x_i, x_j)` and :math:`\delta = \pm 1`, clipped at the dual variable
     of the constraint; the paper's printed step
     :math:`\frac{\delta}{2}(1/p - \gamma/\xi)` is the same only at :math:`\gamma = 1`.
+    The projections converge linearly, slowly at a large :math:`\gamma` (at
+    :math:`\gamma = 10` they stopped 3.3% above the optimum on iris after 5,000 sweeps),
+    so their dual variables are handed, every 50 sweeps and when the sweeps stop, to
+    projected Newton on the dual (see ``_itml_dual_newton``), which ends when every
+    constraint's residual is :math:`10^{-8}` of its slack: the optimum to about
+    :math:`10^{-8}` (relative), checked against cvxpy on iris and wine at
+    :math:`\gamma \in \{0.1, 1, 10\}`.
     Scaling ``X`` by :math:`s` (with the default bounds, which scale by :math:`s^2`)
     leaves ``metric_`` unchanged; the sweeps run on the pair differences in units of their
     RMS length, so that this holds to rounding even at :math:`s = 10^{\pm 150}`.
@@ -1408,10 +1481,11 @@ class ITML(_MetricTransformer):
         ``(u, l)``; by default the 5th and 95th percentiles of the squared Euclidean
         distances of the chosen pairs.
     max_iter : int, default=5000
-        Maximum number of sweeps through the constraints (reaching it gives a
-        ``ConvergenceWarning``).
+        Maximum number of sweeps through the constraints (reaching it without a
+        successful Newton polish gives a ``ConvergenceWarning``).
     tol : float, default=1e-3
-        Stop when the dual variables change by less than ``tol`` (relative to their norm)
+        Stop the sweeps (then polish) when the dual variables change by less than
+        ``tol`` (relative to their norm)
         in a sweep *and* the change still to come, estimated from the linear rate
         :math:`\rho` of the last two sweeps as :math:`\text{change}\cdot\rho/(1-\rho)`,
         is below it too.  (The last change alone left ITML 2% above its optimum on iris
@@ -1427,6 +1501,9 @@ class ITML(_MetricTransformer):
     bounds_ : ndarray of shape (2,)
     slack_ : ndarray of shape (n_pairs,)
     n_iter_ : int
+        Sweeps of Bregman projections.
+    n_newton_ : int
+        Newton steps of the dual polish (0 when it did not succeed: a warning says so).
 
     See the chapter "Metric learning", section "ITML".
 
@@ -1470,30 +1547,20 @@ class ITML(_MetricTransformer):
         rng = check_random_state(self.random_state)
         n_pairs = (20 * self.classes_.size**2 if self.n_constraints is None
                    else int(self.n_constraints))
-        n = y_idx.size
         want_sim = (n_pairs + 1) // 2
         want_dis = n_pairs - n_pairs // 2 if n_pairs > 1 else 1
-        if n * (n - 1) // 2 <= _PAIR_LISTING_MAX:
-            similar, dissimilar = _class_pairs(y_idx)
-            similar = similar[np.any(X[similar[:, 0]] != X[similar[:, 1]], axis=1)]
-            dissimilar = dissimilar[np.any(X[dissimilar[:, 0]] != X[dissimilar[:, 1]], axis=1)]
-            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
-                raise ValueError("ITML needs distinct pairs both within a class and across classes")
-            n_sim = min(want_sim, similar.shape[0])
-            n_dis = min(want_dis, dissimilar.shape[0])
-            similar = similar[rng.choice(similar.shape[0], n_sim, replace=False)]
-            dissimilar = dissimilar[rng.choice(dissimilar.shape[0], n_dis, replace=False)]
-        else:   # too many pairs to list: draw them by rank, rejecting pairs of equal points
-            index = _ClassPairRanks(y_idx)
+        # drawn by rank without listing all pairs (memory O(n_constraints)), rejecting
+        # pairs of equal points
+        index = _ClassPairRanks(y_idx)
 
-            def distinct(P):
-                return np.any(X[P[:, 0]] != X[P[:, 1]], axis=1)
+        def distinct(P):
+            return np.any(X[P[:, 0]] != X[P[:, 1]], axis=1)
 
-            similar = _sampled_class_pairs(index, True, want_sim, rng, distinct)
-            dissimilar = _sampled_class_pairs(index, False, want_dis, rng, distinct)
-            if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
-                raise ValueError("ITML needs distinct pairs both within a class and across classes")
-            n_sim, n_dis = similar.shape[0], dissimilar.shape[0]
+        similar = _sampled_class_pairs(index, True, want_sim, rng, distinct)
+        dissimilar = _sampled_class_pairs(index, False, want_dis, rng, distinct)
+        if similar.shape[0] == 0 or dissimilar.shape[0] == 0:
+            raise ValueError("ITML needs distinct pairs both within a class and across classes")
+        n_sim, n_dis = similar.shape[0], dissimilar.shape[0]
         pairs = np.vstack([similar, dissimilar])
         delta = np.r_[np.ones(n_sim), -np.ones(n_dis)]
         V, s = _itml_unit_differences(X, pairs)
@@ -1514,12 +1581,24 @@ class ITML(_MetricTransformer):
                                  f"distances of X (about {s:.3g}**2): in units of these they "
                                  "are not representable in float64")
         tol, max_iter = tightened(self.tol), iteration_cap(self.max_iter, self.tol)
-        M, xi, self.n_iter_, change = _itml_bregman(V, delta, u, l, gamma, max_iter, tol)
+        xi0 = np.where(delta > 0, u, l)
+
+        def polish(lam):
+            return _itml_dual_newton(V, delta, xi0, gamma, lam)
+
+        M, xi, self.n_iter_, change, self.n_newton_ = _itml_bregman(
+            V, delta, u, l, gamma, max_iter, tol, polish)
         if change is not None:
             warnings.warn(f"ITML stopped at max_iter={max_iter} sweeps before the dual "
                           f"variables settled to tol={tol:g} (their last relative change "
                           f"{change:.3g}, or the change still to come at that rate, is "
-                          "larger); raise max_iter", ConvergenceWarning, stacklevel=2)
+                          "larger), and the Newton polish of the dual did not reach its "
+                          "optimality test; raise max_iter", ConvergenceWarning, stacklevel=2)
+        elif self.n_newton_ == 0:
+            warnings.warn("ITML: the Newton polish of the dual did not reach its optimality "
+                          f"test; the result is the Bregman projections' at tol={tol:g}, "
+                          "which can stop short of the optimum", ConvergenceWarning,
+                          stacklevel=2)
         with np.errstate(over="ignore", under="ignore"):
             self.bounds_ = np.array([u, l]) * s * s
             self.slack_ = xi * s * s
@@ -1546,7 +1625,11 @@ def _itml_unit_differences(X, pairs):
     return V / rms, big * rms
 
 
-def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
+# ITML tries the Newton polish of its dual every this many sweeps (and when the sweeps stop).
+_ITML_POLISH_EVERY = 50
+
+
+def _itml_bregman(V, delta, u, l, gamma, max_iter, tol, polish=None):
     r"""Cyclic Bregman projections (Algorithm 1 of Davis et al., 2007) with :math:`M_0 = I`.
 
     The Bregman function of the objective is
@@ -1563,8 +1646,13 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
     only at :math:`\gamma = 1`.)  The step is clipped at the dual variable
     :math:`\lambda_c \ge 0` (Hildreth's correction for an inequality constraint).
 
-    Returns ``(M, xi, n_iter, change)``: ``change`` is None when the stopping rule was met,
-    else the last relative change of the dual variables (the run reached ``max_iter``).
+    ``polish(lam)``, when given, is tried with the dual variables every
+    ``_ITML_POLISH_EVERY`` sweeps and when the sweeps stop; the first ``(M, xi, n_newton)``
+    it returns is the result.
+
+    Returns ``(M, xi, n_iter, change, n_newton)``: ``change`` None when the stopping rule
+    was met or the polish succeeded, else the last relative change of the dual variables
+    (the run reached ``max_iter``); ``n_newton`` the polish's Newton steps (0 without it).
     A sweep that leaves ``M`` or the duals not finite raises a ``ValueError``.
     """
     d = V.shape[1]
@@ -1600,10 +1688,93 @@ def _itml_bregman(V, delta, u, l, gamma, max_iter, tol):
         rate = change / previous_change if previous_change > 0 else 0.0
         remaining = change * rate / (1 - rate) if rate < 1 else np.inf
         previous_change = change
-        if change == 0 or (change <= tol * np.linalg.norm(lam)
-                           and remaining <= tol * np.linalg.norm(lam)):
-            return (M + M.T) / 2, xi, n_iter, None
-    return (M + M.T) / 2, xi, n_iter, change / max(np.linalg.norm(lam), 1e-300)
+        settled = change == 0 or (change <= tol * np.linalg.norm(lam)
+                                  and remaining <= tol * np.linalg.norm(lam))
+        if polish is not None and (settled or n_iter % _ITML_POLISH_EVERY == 0
+                                   or n_iter == max_iter):
+            polished = polish(lam)
+            if polished is not None:
+                return polished[0], polished[1], n_iter, None, polished[2]
+        if settled:
+            return (M + M.T) / 2, xi, n_iter, None, 0
+    return (M + M.T) / 2, xi, n_iter, change / max(np.linalg.norm(lam), 1e-300), 0
+
+
+# The Newton polish of ITML's dual stops when every constraint's residual
+# |d_M^2(v) - xi| (free multipliers; a one-sided test at 0) is this fraction of xi.
+_ITML_KKT_TOL = 1e-8
+
+
+def _itml_dual_newton(V, delta, xi0, gamma, lam, max_iter=100):
+    r"""ITML's optimum by projected Newton on its dual, from the multipliers ``lam``.
+
+    Minimising the Lagrangian over :math:`M` and :math:`\xi` gives
+    :math:`M = (I + \sum_c\lambda_c\delta_c v_cv_c^\top)^{-1}` and
+    :math:`\xi_c = \xi_{0,c}/(1 - \lambda_c\delta_c\xi_{0,c}/\gamma)`, and the dual
+
+    .. math:: \max_{\lambda\ge0}\ \log\det\Big(I + \sum_c\lambda_c\delta_c v_cv_c^\top\Big)
+              + \gamma\sum_c\log\big(1 - \lambda_c\delta_c\xi_{0,c}/\gamma\big),
+
+    concave and smooth, with gradient :math:`\delta_c(v_c^\top Mv_c - \xi_c)` and Hessian
+    :math:`-(\delta_c\delta_e(v_c^\top Mv_e)^2) - \mathrm{diag}(\xi_c^2/\gamma)`.  Projected
+    Newton (Bertsekas, 1982) with an Armijo search that stays in the domain converges
+    quadratically where the cyclic projections crawl (at :math:`\gamma = 10` they stopped
+    3.3% above the optimum on iris after 5,000 sweeps).  Returns ``(M, xi, n_iter)`` once
+    every residual passes ``_ITML_KKT_TOL``, else None.
+    """
+    d = V.shape[1]
+
+    def parts(lam):
+        """(-dual, gradient of -dual, M, xi), or None outside the dual's domain."""
+        t = 1 - lam * delta * xi0 / gamma
+        if np.any(t <= 0):
+            return None
+        try:
+            C = np.linalg.cholesky(np.eye(d) + (V.T * (lam * delta)) @ V)
+        except np.linalg.LinAlgError:
+            return None
+        W = np.linalg.solve(C, V.T)                     # M = C^{-T} C^{-1}: v'Mv = |C^{-1}v|^2
+        xi = xi0 / t
+        f = -2 * np.sum(np.log(np.diag(C))) - gamma * np.sum(np.log(t))
+        return f, -delta * (np.einsum("ip,ip->p", W, W) - xi), W, xi
+
+    current = parts(lam)
+    if current is None:
+        return None
+    for it in range(max_iter + 1):
+        f, g, W, xi = current
+        residual = np.where(lam > 0, np.abs(g), np.maximum(-g, 0)) / xi
+        if residual.max() <= _ITML_KKT_TOL:
+            M = _itml_metric_from_dual(V, delta, lam)
+            return M, xi, it
+        if it == max_iter:
+            return None
+        # Bertsekas' binding set: multipliers at (or within eps of) 0 pushed further down
+        eps = min(1e-8, float(np.linalg.norm(lam - np.maximum(lam - g, 0))))
+        binding = (lam <= eps) & (g > 0)
+        free = ~binding
+        H = np.outer(delta, delta) * (W.T @ W) ** 2 + np.diag(xi**2 / gamma)
+        step = np.zeros_like(lam)
+        step[free] = -np.linalg.solve(H[np.ix_(free, free)], g[free])
+        step[binding] = -g[binding] / np.diag(H)[binding]
+        size = 1.0
+        while True:
+            trial = np.maximum(lam + size * step, 0.0)
+            found = parts(trial)
+            if found is not None and found[0] <= f + 1e-4 * g @ (trial - lam):
+                break
+            size /= 2
+            if size < 1e-20:
+                return None
+        lam, current = trial, found
+    return None
+
+
+def _itml_metric_from_dual(V, delta, lam):
+    """:math:`M = (I + \sum_c\lambda_c\delta_c v_cv_c^\top)^{-1}`, symmetric."""
+    d = V.shape[1]
+    M = np.linalg.inv(np.eye(d) + (V.T * (lam * delta)) @ V)
+    return (M + M.T) / 2
 
 
 # ----------------------------------------------------------------------------- MENN

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import scipy.linalg
+from sklearn.base import clone
 from sklearn.decomposition import PCA
 
 from lecturelib.hpca import (
@@ -61,11 +62,51 @@ def test_all_pairs_form_equals_pair_by_pair_operator(labelled, balanced):
     X, y = labelled
     h = HyperbolicPCA(n_components=3, eta_neg=0.3, eta_pos=-1.0, balanced=balanced).fit(X, y)
     T = explicit_operator(X, y, 0.3, -1.0, balanced)
-    np.testing.assert_allclose(X.T @ h.pair_matrix_ @ X, T, atol=1e-12)
+    np.testing.assert_allclose(h.operator_, T, atol=1e-12)
     lam, V = scipy.linalg.eigh(T)
     np.testing.assert_allclose(h.eigenvalues_, lam[::-1][:3], atol=1e-12)
     up_to_sign(h.components_.T, V[:, ::-1][:, :3])
     assert np.any(h.all_eigenvalues_ < 0) and np.any(h.all_eigenvalues_ > 0)  # indefinite
+
+
+def pair_matrix_form(X, y, eta_neg, eta_pos, balanced):
+    """X' A X with the m x m matrix A = 2 (diag(a 1) - a) of the all-pairs weights."""
+    m = len(y)
+    same = y[:, None] == y[None, :]
+    off = ~np.eye(m, dtype=bool)
+    if balanced:
+        n_pos, n_neg = (same & off).sum(), (~same).sum()
+        a = np.where(same, eta_pos / (2 * n_pos), eta_neg / (2 * n_neg))
+    else:
+        a = np.where(same, eta_pos, eta_neg) / m**2
+    a[~off] = 0.0
+    return X.T @ (2.0 * (np.diag(a.sum(axis=1)) - a)) @ X
+
+
+@pytest.mark.parametrize("balanced", [True, False])
+def test_class_sum_form_equals_the_pair_matrix_form_without_an_m_by_m_matrix(balanced):
+    # uneven classes, one of a single point, labels that are strings, an offset far from 0
+    rng = np.random.default_rng(5)
+    y = np.array(["b"] * 40 + ["a"] * 25 + ["c"] * 1 + ["d"] * 14)
+    X = rng.normal(size=(80, 4)) + 100.0
+    h = HyperbolicPCA(n_components=2, eta_neg=0.7, eta_pos=-0.4, balanced=balanced).fit(X, y)
+    T = pair_matrix_form(X, y, 0.7, -0.4, balanced)
+    np.testing.assert_allclose(h.operator_, T, rtol=1e-9, atol=1e-9 * np.abs(T).max())
+    assert not hasattr(h, "pair_matrix_")   # no m x m matrix in the primal fit
+
+
+def test_fit_without_a_kernel_holds_no_m_by_m_array():
+    # at m = 3000 an m x m float64 matrix is 72 MB; the fit's peak stays far below it
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 3000)
+    X = rng.normal(size=(3000, 5))
+    tracemalloc.start()
+    HyperbolicPCA(n_components=2).fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 3000 * 3000 * 8 / 20
 
 
 def test_fit_pairs_with_all_pairs_equals_fit(labelled):
@@ -416,3 +457,29 @@ def test_transformed_sq_distances_equals_the_distances_of_the_projections(labell
     np.testing.assert_allclose(transformed_sq_distances(h, pairs), by_hand, rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match=r"shape \(m, 2, n_features\)"):
         transformed_sq_distances(h, np.zeros((4, 3, X.shape[1])))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_positive_operator_learner_blocks_its_pair_differences(monkeypatch):
+    # fit(X, y) walks the n(n-1)/2 pairs a block at a time: with small blocks its peak
+    # memory is far below the 36 MB of all the differences, and the fit is the same as
+    # with every pair in one block
+    import tracemalloc
+
+    from lecturelib import hpca
+
+    rng = np.random.default_rng(3)
+    n, d = 1500, 4
+    y = rng.integers(0, 3, n)
+    X = rng.normal(size=(n, d)) + y[:, None]
+    model = hpca.PositiveOperatorLearner(c=0.5, gamma=0.5, max_iter=3)
+    monkeypatch.setattr(hpca, "_PAIR_BLOCK_ENTRIES", 1 << 12)
+    tracemalloc.start()
+    blocked = clone(model).fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < n * (n - 1) // 2 * d * 8 / 20
+    monkeypatch.setattr(hpca, "_PAIR_BLOCK_ENTRIES", 1 << 30)
+    whole = clone(model).fit(X, y)
+    np.testing.assert_allclose(blocked.operator_, whole.operator_, rtol=1e-10, atol=1e-14)
+    assert blocked.objective_ == pytest.approx(whole.objective_, rel=1e-10)
