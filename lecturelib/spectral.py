@@ -43,6 +43,7 @@ from ._validation import (
 __all__ = ["PCA", "KernelPCA", "LDA", "CCA", "KernelCCA", "power_iteration", "separates_classes"]
 
 _BLOCK_ELEMENTS = 1 << 18  # rows per block in the blocked X'X: about 2 MB of float64
+_NYSTROEM_BLOCK_ROWS = 4096  # rows of K_XZ formed at once by the Nystroem route
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -513,7 +514,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         # K_ZZ^{+1/2}: the eigenvalues at rounding level of the largest are dropped
         keep = w > max(w[-1], 0.0) * r * np.finfo(float).eps
         T = P[:, keep] / np.sqrt(w[keep])
-        F = self._get_kernel(X, Z) @ T
+        F = np.empty((m, T.shape[1]))
+        for start in range(0, m, _NYSTROEM_BLOCK_ROWS):  # one block of K_XZ at a time
+            rows = slice(start, start + _NYSTROEM_BLOCK_ROWS)
+            F[rows] = self._get_kernel(X[rows], Z) @ T
         diag = _kernel_diag(X, self.kernel, self.gamma, self.degree, self.coef0,
                             self.kernel_params)
         self.approximation_error_ = max(float(diag.sum() - np.einsum("ij,ij->", F, F)), 0.0)
