@@ -207,22 +207,22 @@ def test_nystroem_kernel_pca_with_every_point_a_landmark_is_exact(center):
 
 
 def test_nystroem_kernel_pca_within_its_stated_error():
-    """The docstring's measured case: m = 3,000, 300 landmarks, 5 components of an RBF
+    """The docstring's measured case: m = 1,500, 200 landmarks, 5 components of an RBF
     kernel. Every eigenvalue is below the exact one by at most approximation_error_
     (Weyl, E = K - K_hat PSD), within 1e-3 * lambda_1; the subspaces' largest principal
-    angle has sine below 1e-2."""
-    X = three_classes(3000)
+    angle has sine below 2e-2."""
+    X = three_classes(1500)
     exact = KernelPCA(5, kernel="rbf", gamma=0.5).fit(X)
-    low = KernelPCA(5, kernel="rbf", gamma=0.5, n_landmarks=300, random_state=0).fit(X)
+    low = KernelPCA(5, kernel="rbf", gamma=0.5, n_landmarks=200, random_state=0).fit(X)
     gap = exact.eigenvalues_ - low.eigenvalues_
     assert np.all(gap >= -1e-9 * exact.eigenvalues_[0])
     assert np.all(gap <= low.approximation_error_)
     assert np.max(gap) <= 1e-3 * exact.eigenvalues_[0]
     sines = np.sqrt(np.clip(1 - linalg.svdvals(exact.eigenvectors_.T @ low.eigenvectors_) ** 2, 0, None))
-    assert sines.max() < 1e-2
-    # a new point's projection needs only its kernel values against the 300 landmarks
+    assert sines.max() < 2e-2
+    # a new point's projection needs only its kernel values against the 200 landmarks
     Xnew = three_classes(50, seed=1)
-    assert low.dual_coef_.shape == (300, 5) and low.X_fit_.shape == (300, 3)
+    assert low.dual_coef_.shape == (200, 5) and low.X_fit_.shape == (200, 3)
     assert same_up_to_sign(low.transform(Xnew), exact.transform(Xnew), atol=0.05 * np.sqrt(exact.eigenvalues_[0]))
 
 
