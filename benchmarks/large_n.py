@@ -359,13 +359,15 @@ def measure_spectral(name, n, d, budget, memory_gb):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def spectral_main(sizes, budget, memory_gb):
+def spectral_main(sizes, budget, memory_gb, only=None):
+    """Run the issue-52 cases (those named in ``only``, keeping the stored rows of the
+    others) and store them in large_n_spectral.json."""
     load_before = os.getloadavg()[0]
-    results = {}
+    results = json.loads(SPECTRAL_JSON.read_text())["results"] if only and SPECTRAL_JSON.is_file() else {}
     for d in SPECTRAL_FEATURES:
         for n in sorted(sizes):
             rows = results.setdefault(f"{n},{d}", {})
-            for name in SPECTRAL_CASES:
+            for name in only or SPECTRAL_CASES:
                 rows[name] = measure_spectral(name, n, d, budget, memory_gb)
                 print(f"n={n:,} d={d} {name}: {rows[name]}", flush=True)
     stored = {"results": results, "load_average": (load_before, os.getloadavg()[0]),
@@ -444,6 +446,8 @@ def parse(argv):
     parser.add_argument("--spectral", action="store_true",
                         help="run only the issue-52 cases (KernelPCA low rank, SpectralClustering "
                              "knn) at d = 5 and 20, then rewrite LARGE_N.md")
+    parser.add_argument("--only", nargs="*", choices=SPECTRAL_CASES,
+                        help="with --spectral: run only these cases, keep the stored others")
     return parser.parse_args(argv)
 
 
@@ -455,7 +459,7 @@ if __name__ == "__main__":
     else:
         args = parse(sys.argv[1:])
         if args.spectral:
-            spectral_main(args.sizes, args.budget, args.memory_gb)
+            spectral_main(args.sizes, args.budget, args.memory_gb, args.only)
         if args.report_only or args.spectral:
             stored = json.loads((HERE / "large_n.json").read_text())
             limits = stored.get("limits", {"budget": 3600.0, "memory_gb": float("inf")})

@@ -502,20 +502,35 @@ def test_sparse_eigensolver_matches_dense():
     np.testing.assert_allclose(1 - lam, v_dense, atol=1e-10)
 
 
+@pytest.mark.parametrize("solver", ["amg", "lanczos", "auto"])
 @pytest.mark.parametrize("normalization", ["normalized", "ratio"])
-def test_amg_eigensolver_matches_dense(normalization):
-    """LOBPCG with the multigrid preconditioner (the default for a sparse affinity of more
-    than 200 points) against LAPACK on the dense matrix."""
+def test_sparse_eigensolvers_without_factorisation_match_dense(normalization, solver):
+    """LOBPCG with the multigrid preconditioner, plain Lanczos on K', and the default
+    (Lanczos, then LOBPCG if Lanczos is slow) against LAPACK on the dense matrix; the same
+    result twice (no global random state)."""
     X, _ = make_moons(n_samples=600, noise=0.1, random_state=1)
     W = cl.SpectralClustering(3, affinity="knn", n_neighbors=12, random_state=0).fit(X).affinity_matrix_
-    v_amg, V_amg = cl.spectral_embedding(W, 4, normalization=normalization, eigen_solver="amg",
-                                         random_state=0)
+    vals, V = cl.spectral_embedding(W, 4, normalization=normalization, eigen_solver=solver,
+                                    random_state=0)
     v_dense, V_dense = cl.spectral_embedding(W.toarray(), 4, normalization=normalization,
                                              eigen_solver="dense")
-    np.testing.assert_allclose(v_amg, v_dense, atol=1e-9)
-    np.testing.assert_allclose(np.abs(V_amg.T @ V_dense), np.eye(4), atol=1e-6)
+    np.testing.assert_allclose(vals, v_dense, atol=1e-9)
+    np.testing.assert_allclose(np.abs(V.T @ V_dense), np.eye(4), atol=1e-6)
     np.testing.assert_array_equal(cl.spectral_embedding(W, 4, normalization=normalization,
-                                                        random_state=0)[1], V_amg)
+                                                        eigen_solver=solver, random_state=0)[1], V)
+
+
+def test_auto_eigensolver_switches_to_amg_when_lanczos_is_slow(monkeypatch):
+    """Three weakly joined clusters crowd the top of the spectrum: with one Lanczos restart
+    allowed, "auto" gives LOBPCG + AMG's answer."""
+    X, _ = make_moons(n_samples=600, noise=0.1, random_state=1)
+    W = cl.SpectralClustering(3, affinity="knn", n_neighbors=12, random_state=0).fit(X).affinity_matrix_
+    monkeypatch.setattr(cl, "_LANCZOS_RESTARTS", 1)
+    auto = cl.spectral_embedding(W, 4, random_state=0)
+    assert cl._largest_eigenpairs_lanczos(
+        cl.normalized_cut_matrix(W), 4, np.random.RandomState(0), 1) is None
+    amg = cl.spectral_embedding(W, 4, eigen_solver="amg", random_state=0)
+    np.testing.assert_array_equal(auto[1], amg[1])
 
 
 def test_spectral_clustering_knn_amg_labels_equal_arpack():
