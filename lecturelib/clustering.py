@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigh
 from pyamg import smoothed_aggregation_solver
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, lobpcg, splu
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -1319,9 +1320,12 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
     itself (largest eigenvalues, no factorisation, memory ``O(m (n_components + 20))``),
     fast when the wanted eigenvalues stand apart (0.7 s of CPU at m = 30,000 for a 10-NN
     graph in 20 dimensions, where LOBPCG + AMG took 11 s) and slow when they crowd near 1
-    (weakly joined clusters, where the multigrid preconditioner shines). ``"auto"``, for
-    sparse input with more than 200 points, runs ``"lanczos"`` for at most 30 restarts
-    and switches to ``"amg"`` when they do not suffice; ``"dense"`` otherwise.
+    (weakly joined clusters, where the multigrid preconditioner shines), and blind to
+    the copies of a repeated eigenvalue (it finds one vector of the eigenvalue 1 of a graph
+    with several connected components). ``"auto"``, for sparse input with more than 200
+    points, runs ``"lanczos"`` on a connected graph for at most 30 restarts and
+    ``"amg"`` when they do not suffice or the graph is not connected; ``"dense"``
+    otherwise.
 
     Parameters
     ----------
@@ -1370,7 +1374,10 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
         Kp = sp.csr_matrix(Kp)
         L = sp.identity(n, format="csr") - Kp
         found = None
-        if eigen_solver in ("lanczos", "auto"):
+        # single-vector Lanczos finds one vector of a repeated eigenvalue only: a graph of
+        # c > 1 connected components has eigenvalue 1 c times, left to the block method
+        if eigen_solver == "lanczos" or (eigen_solver == "auto"
+                                         and connected_components(K, directed=False)[0] == 1):
             found = _largest_eigenpairs_lanczos(
                 Kp, k, random_state, None if eigen_solver == "lanczos" else _LANCZOS_RESTARTS)
         if found is not None:

@@ -520,6 +520,17 @@ def test_sparse_eigensolvers_without_factorisation_match_dense(normalization, so
                                                         eigen_solver=solver, random_state=0)[1], V)
 
 
+def test_auto_eigensolver_finds_every_component_of_a_disconnected_graph():
+    """The chapter's moons and blob: three connected components, eigenvalue 1 three times.
+    Single-vector Lanczos found one copy (eigenvalues 1, 0.9991, 0.9989, ARI 0.19); the
+    default leaves such a graph to LOBPCG."""
+    X, y = make_moons(n_samples=500, noise=0.06, random_state=0)
+    Xb, _ = make_blobs(n_samples=250, centers=[[0.5, -1.6]], cluster_std=0.15, random_state=0)
+    sc = cl.SpectralClustering(3, affinity="knn", random_state=0).fit(np.vstack([X, Xb]))
+    np.testing.assert_allclose(sc.eigenvalues_, 1.0, atol=1e-9)
+    assert adjusted_rand_score(np.r_[y, np.full(250, 2)], sc.labels_) == 1.0
+
+
 def test_auto_eigensolver_switches_to_amg_when_lanczos_is_slow(monkeypatch):
     """Three weakly joined clusters crowd the top of the spectrum: with one Lanczos restart
     allowed, "auto" gives LOBPCG + AMG's answer."""
