@@ -349,7 +349,8 @@ SPECTRAL_SCOPE_NOTE = """\
   to measure barely filled in; in 5 dimensions it took 1.2 GB and 174 s at n = 30,000 and
   did not finish at 100,000 (issue 52). The default solver is now LOBPCG with a multigrid
   preconditioner; `benchmarks/LARGE_N.md` measures it at n = 100,000 with 5 and 20
-  features."""
+  features. The SpectralClustering and KMeans-wine rows were re-measured alone (`--only`)
+  on 7 December 2026, under a one-minute load average of 11 to 17."""
 
 TIME_GAP_CAUSES = {
     "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
@@ -376,6 +377,14 @@ TIME_GAP_CAUSES = {
                        "3x needs about 7 microseconds a step, which only a compiled inner loop "
                        "(Cython or Numba, a new build dependency) gives; shrinking would shorten "
                        "the vectors but not the number of calls.",
+    "SpectralClustering": "issue 52 traded this time for memory that is linear in n: the 10-NN "
+                          "graph of the 2-D moons has two connected components, so the default "
+                          "solver is now LOBPCG with a multigrid preconditioner (1.43 s of CPU at "
+                          "n = 50,000), where the shift-invert LU that both sides used before is "
+                          "cheap in two dimensions (0.44 s; scikit-learn's ARPACK does the same) "
+                          "but filled in to 1.2 GB at n = 30,000 in five dimensions and did not "
+                          "finish at 100,000 (benchmarks/LARGE_N.md). eigen_solver='arpack' keeps "
+                          "the shift-invert route for planar graphs.",
     "PCA": "a gap within the noise above (about 1 ms in 11; the previous full run, on an "
            "Intel Xeon of the same size, measured 0.94x); not profiled.",
     "KMeans": "profiling shows no single hot spot: each Lloyd iteration makes about ten NumPy "
