@@ -1255,6 +1255,7 @@ def _smallest_laplacian_eigenpairs_amg(L, k, random_state, null_vector, tol=1e-8
     """
     n = L.shape[0]
     L = sp.csr_matrix(L)
+    tol, max_iter = tightened(tol), iteration_cap(max_iter, tol)
     # "local" (Gershgorin) weights for the prolongation smoother: the default estimates a
     # spectral radius from numpy's global random generator, which made runs differ
     hierarchy = smoothed_aggregation_solver(L + 1e-5 * sp.identity(n, format="csr"),
