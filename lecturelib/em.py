@@ -345,6 +345,12 @@ class GaussianMixture(_PointMixture):
     ``"diag"`` keeps one variance per coordinate; ``"full"`` a full covariance.
     ``reg_covar`` is added to every variance, as in scikit-learn, so that a
     component that collapses onto one point does not make the likelihood infinite.
+    It is absolute, in the squared units of ``X``, as scikit-learn's, so the fit is not
+    scale-free: data scaled by 1e-150 have variances near 1e-300, which the default
+    1e-6 would swamp (every component the same broad Gaussian, the clusters lost without
+    a word, as in scikit-learn).  ``fit`` refuses when ``reg_covar`` is larger than the
+    largest feature variance of ``X``; rescale ``X`` or pass ``reg_covar`` in its units
+    (``1e-6 * c**2`` for data scaled by ``c`` gives the same clusters at any scale).
     The initialisation follows scikit-learn's ``GaussianMixture`` (same random
     stream), so the two give the same fit for the same ``random_state``.
 
@@ -424,6 +430,12 @@ class GaussianMixture(_PointMixture):
     def _check_params(self, X):
         k = _check_n_components(self, X.shape[0])
         d = X.shape[1]
+        largest_variance = float(X.var(axis=0).max())
+        if 0.0 < largest_variance < self.reg_covar:
+            raise ValueError(
+                f"reg_covar={self.reg_covar:g} is larger than the largest feature variance of "
+                f"X ({largest_variance:.3g}): every covariance would be mostly reg_covar and "
+                "the clusters lost; rescale X or set reg_covar in the units of X squared")
         self._checked_weights = self._check_weights_init(k)
         self._checked_means = None
         if self.means_init is not None:

@@ -573,15 +573,20 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
 
     so that :math:`K \approx \Psi\Psi^\top`.  The residual :math:`K-\Psi\Psi^\top` is
     positive semi-definite with diagonal ``norm``; the loop stops when the largest
-    residual norm is at most ``tol`` (then every entry of the residual is at most
-    ``tol`` in absolute value) or when the rank reaches ``max_rank``.
+    residual norm is at most ``tol`` times the largest diagonal entry
+    :math:`\max_i \kappa(x_i, x_i)` (then every entry of the residual is at most that in
+    absolute value) or when the rank reaches ``max_rank``.  Both thresholds are relative,
+    so the factorisation is scale-free: the kernel multiplied by any :math:`c > 0` (data
+    scaled by 1e-150 under a linear kernel, say) gives the same pivots and the factor
+    multiplied by :math:`\sqrt c`.
 
     Parameters
     ----------
     tol : float, default=1e-8
-        Stop when :math:`\max_i` ``norm[i]`` :math:`\le` ``tol``.  ``tol=0`` runs until
-        ``max_rank`` or until the residual vanishes (norms at rounding level, below
-        ``1e-12`` times the largest diagonal entry, count as zero).  A precomputed Gram
+        Stop when :math:`\max_i` ``norm[i]`` :math:`\le` ``tol`` :math:`\cdot\max_i
+        \kappa(x_i, x_i)`.  ``tol=0`` runs until ``max_rank`` or until the residual
+        vanishes (norms at rounding level, below ``1e-12`` times the largest diagonal
+        entry, count as zero).  A precomputed Gram
         matrix is judged at its own precision: for float32 input, residual norms within
         ``m * eps(float32)`` times the largest diagonal entry count as zero, and only a
         residual more negative than that shows that the matrix is not PSD.
@@ -672,16 +677,18 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         if self.kernel == "precomputed":
             if X.shape[1] != m:
                 raise ValueError(f"with kernel='precomputed', X must be a square Gram matrix, got shape {X.shape}")
-            atol = max(1e-10, 10 * eps) * max(1.0, np.abs(X).max())
+            atol = max(1e-10, 10 * eps) * np.abs(X).max()
             if not np.allclose(X, X.T, rtol=0, atol=atol):
                 raise ValueError("the Gram matrix X must be symmetric")
         cap = m if self.max_rank is None else int(self.max_rank)
         cap = min(cap, m)
         column, norm = self._column_fn(X)
-        if np.any(norm < -1e-10 * max(1.0, np.abs(norm).max())):
+        if np.any(norm < -1e-10 * np.abs(norm).max()):
             raise ValueError("the kernel has negative diagonal entries: it is not positive semi-definite")
         norm = norm.astype(float).copy()
-        scale = max(1.0, float(norm.max()))
+        # every threshold is relative to the largest diagonal entry (scale-free); an
+        # all-zero kernel has rank 0
+        scale = float(norm.max())
         # Round-off of the input: a residual within m * eps * scale of zero is zero
         # (Weyl: the rounding error moves each eigenvalue by at most its norm, <= m eps scale).
         rounding = m * eps
@@ -692,7 +699,7 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         pivots, snorms = [], []
         for j in range(cap):
             i_j = int(np.argmax(norm))
-            if norm[i_j] <= max(self.tol, floor):
+            if norm[i_j] <= max(float(self.tol) * scale, floor):
                 break
             if j == psi.shape[1]:
                 psi = np.hstack([psi, np.zeros((m, min(cap, 2 * j) - j))])
@@ -736,6 +743,8 @@ class IncompleteCholesky(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.rank_ == 0:  # the kernel is zero on the training points: no feature
+            return np.zeros((X.shape[0], 0))
         if self.kernel == "precomputed":
             Kp = X[:, self.pivots_]
         elif callable(self.kernel):

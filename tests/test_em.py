@@ -70,6 +70,22 @@ def test_gaussian_mixture_same_random_state_as_sklearn(init_params):
     assert ours.means_ == pytest.approx(ref.means_, abs=1e-6)
 
 
+def test_gaussian_mixture_at_scale_1e_150_refuses_or_gives_the_same_clusters():
+    """Scaled by 1e-150 the variances are near 1e-300: the fixed reg_covar = 1e-6 would
+    swamp them (scikit-learn then puts every point in one cluster without a word).  The
+    default is refused with a clear message; reg_covar in the data's units gives the fit
+    at scale 1, scaled."""
+    X, _, _ = three_gaussians(300, random_state=2)
+    c = 1e-150
+    ref = em.GaussianMixture(3, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="reg_covar=1e-06 is larger than the largest feature variance"):
+        em.GaussianMixture(3, random_state=0).fit(c * X)
+    tiny = em.GaussianMixture(3, reg_covar=1e-6 * c * c, random_state=0).fit(c * X)
+    np.testing.assert_array_equal(tiny.predict(c * X), ref.predict(X))
+    np.testing.assert_allclose(tiny.means_ / c, ref.means_, rtol=1e-8)
+    np.testing.assert_allclose(tiny.covariances_ / (c * c), ref.covariances_, rtol=1e-8)
+
+
 def test_score_samples_is_the_mixture_density():
     X, _, _ = three_gaussians(300, random_state=2)
     gm = em.GaussianMixture(3, covariance_type="full", random_state=0).fit(X)

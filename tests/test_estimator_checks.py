@@ -48,6 +48,13 @@ PARAMS: dict[str, dict] = {
     "metric.MetricEmbeddingNN": {"solver": "subgradient", "max_iter": 200},
 }
 
+# Second configurations checked as well (keys: "module.Class"): routes that the defaults
+# do not take.
+EXTRA_PARAMS: list[tuple[str, dict]] = [
+    # the Nystroem (low-rank) route
+    ("spectral.KernelPCA", {"kernel": "rbf", "n_landmarks": 10, "random_state": 0}),
+]
+
 # "module.Class" -> {check name: reason}.  Keep this short; every entry needs a reason.
 EXPECTED_FAILED: dict[str, dict[str, str]] = {}
 
@@ -56,6 +63,8 @@ def instances():
     out = []
     for key, cls in sorted(estimator_classes().items()):
         out.append(cls(**PARAMS.get(key, {})))
+    classes = estimator_classes()
+    out += [classes[key](**params) for key, params in EXTRA_PARAMS]
     return out
 
 
@@ -68,6 +77,7 @@ def test_estimators_are_discovered():
     names = set(estimator_classes())
     assert "bayes.GaussianBayesClassifier" in names
     assert set(PARAMS) <= names and set(EXPECTED_FAILED) <= names, "stale entries"
+    assert {key for key, _ in EXTRA_PARAMS} <= names, "stale entries"
 
 
 @parametrize_with_checks(instances(), expected_failed_checks=expected_failed)

@@ -184,6 +184,54 @@ def test_kernel_pca_rbf_distances_positive_and_precomputed_agrees():
                                                                 diag=np.ones(10)), d, atol=1e-10)
 
 
+def three_classes(m, seed=0):
+    """The 3-feature, three-class data of benchmarks/large_n.py."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, m)
+    return rng.normal(size=(m, 3)) + np.c_[y, -y, np.zeros(m)] * 0.8
+
+
+@pytest.mark.parametrize("center", [True, False])
+def test_nystroem_kernel_pca_with_every_point_a_landmark_is_exact(center):
+    """r >= m: K_XZ K_ZZ^+ K_ZX = K, so the low-rank route is the exact one (to rounding)."""
+    X, Xnew = correlated(60, 3, seed=12), correlated(9, 3, seed=13)
+    exact = KernelPCA(4, kernel="rbf", gamma=0.3, center=center).fit(X)
+    low = KernelPCA(4, kernel="rbf", gamma=0.3, center=center, n_landmarks=80, random_state=0).fit(X)
+    np.testing.assert_allclose(low.eigenvalues_, exact.eigenvalues_, rtol=1e-8)
+    assert low.approximation_error_ < 1e-8
+    assert same_up_to_sign(low.eigenvectors_, exact.eigenvectors_, atol=1e-7)
+    assert same_up_to_sign(low.transform(Xnew), exact.transform(Xnew), atol=1e-7)
+    np.testing.assert_allclose(low.transform(X), low.fit_transform(X), atol=1e-8)
+    np.testing.assert_allclose(low.squared_distance_to_subspace(Xnew),
+                               exact.squared_distance_to_subspace(Xnew), atol=1e-7)
+
+
+def test_nystroem_kernel_pca_within_its_stated_error():
+    """The docstring's measured case: m = 1,500, 200 landmarks, 5 components of an RBF
+    kernel. Every eigenvalue is below the exact one by at most approximation_error_
+    (Weyl, E = K - K_hat PSD), within 1e-3 * lambda_1; the subspaces' largest principal
+    angle has sine below 2e-2."""
+    X = three_classes(1500)
+    exact = KernelPCA(5, kernel="rbf", gamma=0.5).fit(X)
+    low = KernelPCA(5, kernel="rbf", gamma=0.5, n_landmarks=200, random_state=0).fit(X)
+    gap = exact.eigenvalues_ - low.eigenvalues_
+    assert np.all(gap >= -1e-9 * exact.eigenvalues_[0])
+    assert np.all(gap <= low.approximation_error_)
+    assert np.max(gap) <= 1e-3 * exact.eigenvalues_[0]
+    sines = np.sqrt(np.clip(1 - linalg.svdvals(exact.eigenvectors_.T @ low.eigenvectors_) ** 2, 0, None))
+    assert sines.max() < 2e-2
+    # a new point's projection needs only its kernel values against the 200 landmarks
+    Xnew = three_classes(50, seed=1)
+    assert low.dual_coef_.shape == (200, 5) and low.X_fit_.shape == (200, 3)
+    assert same_up_to_sign(low.transform(Xnew), exact.transform(Xnew), atol=0.05 * np.sqrt(exact.eigenvalues_[0]))
+
+
+def test_nystroem_kernel_pca_refuses_a_precomputed_kernel():
+    K = correlated(10, 3) @ correlated(10, 3).T
+    with pytest.raises(ValueError, match="n_landmarks needs the kernel function"):
+        KernelPCA(2, kernel="precomputed", n_landmarks=5).fit(K)
+
+
 def test_kernel_pca_rings_uncentred_separates():
     """Radii (0, 1, 2), sigma = 1, uncentred: the first component orders the three sets."""
     X, y = datasets.concentric_rings(random_state=0)

@@ -224,6 +224,29 @@ def test_incomplete_cholesky_memory_follows_the_rank_not_the_number_of_points():
                                atol=1e-8)
 
 
+@pytest.mark.parametrize("tol", [0.0, 1e-8, 1e-3])
+@pytest.mark.parametrize("kernel", ["linear", "precomputed"])
+def test_incomplete_cholesky_is_scale_free(data, tol, kernel):
+    """Data scaled by 1e-150 (a linear kernel scaled by 1e-300): the same pivots, the factor
+    scaled by 1e-150 (issue 52: rank 0 even with tol=0, then transform failed)."""
+    c = 1e-150
+    X = data[:30, :4]
+    fit = (lambda Z: IncompleteCholesky(tol=tol, kernel="linear").fit(Z)) if kernel == "linear" \
+        else (lambda Z: IncompleteCholesky(tol=tol).fit(Z @ Z.T))
+    ref, small = fit(X), fit(c * X)
+    assert small.rank_ == ref.rank_ == 4
+    np.testing.assert_array_equal(small.pivots_, ref.pivots_)
+    np.testing.assert_allclose(small.factor_ / c, ref.factor_, rtol=1e-9, atol=1e-12)
+    new = X[:5] if kernel == "linear" else X[:5] @ X.T
+    new_small = c * X[:5] if kernel == "linear" else (c * X[:5]) @ (c * X).T
+    np.testing.assert_allclose(small.transform(new_small) / c, ref.transform(new), rtol=1e-9, atol=1e-12)
+
+
+def test_incomplete_cholesky_of_a_zero_kernel_has_rank_zero_and_no_feature():
+    ic = IncompleteCholesky(tol=0.0).fit(np.zeros((4, 4)))
+    assert ic.rank_ == 0 and ic.transform(np.zeros((2, 4))).shape == (2, 0)
+
+
 def test_incomplete_cholesky_factor_grows_past_its_first_allocation(data):
     """More pivots than the first allocation's columns: the same factor as the exact
     pivoted Cholesky of the full-rank Gram matrix (the growth copies, nothing is lost)."""
