@@ -64,6 +64,14 @@ ahead of Part I instead of three unnumbered chapters; LaTeX's bibliography is th
 one Bibliography chapter (the page ``bibliography.md`` only places it); a proof is set as
 text starting with an italic *Proof.* and ending with a square, not as an untitled box.
 
+Tables and figures are set for print: a column of numbers is right-aligned on the decimal
+point, with a true minus and powers of ten for e-notation; the rules are booktabs' without
+shading, a group of rows (its label shown once) is set off by a little space; a figure or
+captioned table outside any box floats (``htbp``), a long uncaptioned table (the notation)
+breaks across pages.  A chapter's closing paragraphs on its graded exercise set become one
+line pointing to the set's page; a DOI is shown once, without a footnote repeating it; the
+API names the chapters mention go into the book's index pointing to the reference volume.
+
 The bibliography's labels are author-year ("Shashua, 2009", "Hastie et al., 2009",
 "Björck and Golub, 1973"), as the text cites: the pybtex style ``lecturelib`` (the
 ``unsrt`` formatting, sorted by author and year, labels by :class:`AuthorYearLabels`).
@@ -729,7 +737,7 @@ def _links_within_the_volume(app, doctree, docname):
 class ApiNamesInTheIndex(SphinxPostTransform):
     """In a PDF, each name of the API that the text mentions (``{py:func}`` and the like)
     and that another volume documents (the library reference) goes into the volume's index
-    once, pointing to that volume: "lecturelib.svm.SVC, see the lecturelib reference
+    once, pointing to that volume: "lecturelib.svm.SVC, see The lecturelib reference
     (reference.pdf)".  Sphinx cannot link into another PDF and sets such a name as plain code.
     Runs before the references are resolved (which drops the cross-references)."""
 
@@ -741,7 +749,7 @@ class ApiNamesInTheIndex(SphinxPostTransform):
         docnames = getattr(self.app.builder, "docnames", None)
         if not volumes or not docnames:
             return
-        pointer = f"the {volumes[0][2]} ({Path(volumes[0][1]).stem}.pdf)"
+        pointer = f"{volumes[0][2]} ({Path(volumes[0][1]).stem}.pdf)"
         objects = self.env.get_domain("py").objects
         seen = set()
         for xref in list(self.document.findall(addnodes.pending_xref)):
@@ -942,8 +950,11 @@ def table_for_print(table) -> None:
         for entry in first[1:]:
             if entry is not None and len(entry):
                 entry.insert(0, nodes.raw("", "\\addlinespace", format="latex"))
-    spec = "".join("R" if is_numeric else "T" for is_numeric in numeric)
-    table.parent.insert(table.parent.index(table), addnodes.tabular_col_spec(spec=spec))
+    if any(numeric) and next(iter(table.findall(nodes.literal_block)), None) is None:
+        # tabulary's columns; Sphinx sets a table of more than 30 rows as a longtable
+        letters = ("r", "l") if sum(1 for _ in table.findall(nodes.row)) > 30 else ("R", "T")
+        spec = "".join(letters[0] if is_numeric else letters[1] for is_numeric in numeric)
+        table.parent.insert(table.parent.index(table), addnodes.tabular_col_spec(spec=spec))
     if table.next_node(nodes.title) is not None and _float_safe(table):
         table["lecturelib_float"] = True
 
@@ -958,11 +969,13 @@ def _tables_for_print(app, doctree, docname):
         return
     for table in list(doctree.findall(nodes.table)):
         at = table.parent.index(table)
-        if not (at and isinstance(table.parent[at - 1], addnodes.tabular_col_spec)):
+        if at and isinstance(table.parent[at - 1], addnodes.tabular_col_spec):
+            # columns of its own (the notation's): a long uncaptioned table breaks across pages
+            rows = sum(1 for _ in table.findall(nodes.row))
+            if table.next_node(nodes.title) is None and rows > _LONG_TABLE_ROWS and _float_safe(table):
+                table["classes"].append("longtable")
+        else:
             table_for_print(table)
-        rows = sum(1 for _ in table.findall(nodes.row))
-        if not table.get("lecturelib_float") and rows > _LONG_TABLE_ROWS and _float_safe(table):
-            table["classes"].append("longtable")  # an uncaptioned list (the notation) breaks across pages
     for figure in doctree.findall(nodes.figure):
         if _float_safe(figure):
             figure["lecturelib_float"] = True
