@@ -1053,15 +1053,20 @@ def _graded_exercises_in_one_line(app, doctree, docname):
 _DOI = "https://doi.org/"
 
 
-def _doi_links_without_footnotes(app, doctree, docname):
+class DoiLinksWithoutFootnotes(SphinxPostTransform):
     """In the PDF, a bibliography entry's DOI link shows its address (``https://doi.org/...``)
-    instead of ``doi:...`` and a footnote repeating the address (``latex_show_urls``)."""
-    if app.builder.name != "latex":
-        return
-    for ref in list(doctree.findall(nodes.reference)):
-        uri = ref.get("refuri", "")
-        if uri.startswith(_DOI) and ref.astext() == "doi:" + uri[len(_DOI):]:
-            ref[:] = [nodes.Text(uri)]
+    instead of ``doi:...`` and a footnote repeating the address.  Runs after the
+    bibliography is written and before Sphinx adds the footnotes (``latex_show_urls``,
+    its ShowUrlsTransform at priority 400)."""
+
+    default_priority = 350
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        for ref in list(self.document.findall(nodes.reference)):
+            uri = ref.get("refuri", "")
+            if uri.startswith(_DOI) and ref.astext() == "doi:" + uri[len(_DOI):]:
+                ref[:] = [nodes.Text(uri)]
 
 
 # ---------------------------------------------------------------------------- the HTML book
@@ -1205,7 +1210,7 @@ def setup(app):
     app.connect("doctree-resolved", _tables_for_print)
     app.add_post_transform(ApiNamesInTheIndex)
     app.connect("doctree-resolved", _graded_exercises_in_one_line)
-    app.connect("doctree-resolved", _doi_links_without_footnotes)
+    app.add_post_transform(DoiLinksWithoutFootnotes)
     app.add_node(nodes.figure, override=True, latex=(_visit_figure_latex, _depart_figure_latex))
     app.add_node(nodes.table, override=True, latex=(_visit_table_latex, _depart_table_latex))
     app.connect("html-page-context", _scripts_once, priority=900)
