@@ -30,7 +30,8 @@ import pytest
 import yaml
 from docutils import nodes
 
-from lecturelib.book.rendering import SEARCH_SUMMARIES, _number_per_chapter, article_text, chapter_number, math_text
+from lecturelib.book.rendering import (SEARCH_SUMMARIES, _number_per_chapter, aligned_cells, article_text,
+                                       chapter_number, math_text, numeric_columns, print_number)
 from chapterpages import CHAPTER_FILES, FIRST_PAGE, PAGES, is_later_page
 from test_book import EDITIONS, toc_files
 from test_reading import browser  # noqa: F401  (the fixture: one headless Chromium for this module)
@@ -188,6 +189,28 @@ def test_a_chapter_over_two_pages_is_one_chapter_in_the_latex(tmp_path):
         assert re.search(r"\\begin\{minipage\}\{\\linewidth\}\s*\\label\{[^}]*\}\s*"
                          rf"\\begin\{{sphinxadmonition\}}\{{note\}}\{{{re.escape(title)}\}}"
                          r"[^$]*?\\end\{sphinxadmonition\}\s*\\end\{minipage\}", body), title
+
+
+def test_numeric_columns_of_a_table_are_recognised():
+    rows = [["breast cancer", "50", "−0.204", "0.893 (0.022)", "59.4 ± 3.9", "52 / 10", "1.0e-02", "0.1, 0.2"],
+            ["", "100", "-0.227", "0.724 (0.031)", "60.3 ± 2.8", "44", "2.4e-07", "0.3, 0.4"]]
+    assert numeric_columns(rows) == [False, True, True, True, True, True, True, False]
+    assert numeric_columns([["", "x"], ["", "1"]]) == [False, False]   # an empty column is not numeric
+
+
+def test_numbers_are_printed_with_a_minus_and_powers_of_ten():
+    assert print_number("-0.629571") == "\u22120.629571"
+    assert print_number("1.268e+30") == "1.268\\(\\times 10^{30}\\)"
+    assert print_number("6.8e-05") == "6.8\\(\\times 10^{-5}\\)"
+    assert print_number("59.4 ± 3.9") == "59.4 ± 3.9"
+
+
+def test_numbers_are_aligned_on_the_decimal_point():
+    """Right-aligned cells whose parts after the integer digits all take the widest one's width."""
+    cells = aligned_cells(["-0.5", "12.25", "3", ""])
+    widest = "\\hphantom{\\vbox{\\hbox{.25}\\hbox{.5}}}"
+    assert cells == ["\u22120\\rlap{.5}" + widest, "12\\rlap{.25}" + widest, "3\\rlap{}" + widest, ""]
+    assert aligned_cells(["4", "32"]) == ["4", "32"]   # integers only: right alignment is enough
 
 
 def test_a_small_book_numbers_equations_and_theorems_per_chapter(tmp_path):

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -224,10 +225,11 @@ def index_pages(pdf: Path) -> list[int]:
                                                               text=True, check=True).stdout, re.M).group(1))
     found = []
     for page in range(pages, 0, -1):
-        if re.search(r"^Index\s*$", text_of(pdf, page), re.M):
-            found.append(page)
-            break
         found.append(page)
+        # its first page opens with the heading (pdftotext reads "INDEX"); the others carry
+        # "Index" in their foot line only
+        if re.match(r"\s*Index\s*\n", text_of(pdf, page), re.I):
+            break
     return sorted(found)
 
 
@@ -239,7 +241,10 @@ def fonts_on(pdf: Path, pages: list[int]) -> str:
 def test_book_index_holds_concepts_in_roman_and_the_reference_the_api(pdf_text, reference_text):
     book = (LATEX / "book.ind").read_text(encoding="utf-8")
     api = (LATEX / "reference.ind").read_text(encoding="utf-8")
-    assert "notation" in book and "in module" not in book and "lecturelib." not in book, "API names in the book's index"
+    assert "notation" in book and "in module" not in book, "API entries in the book's index"
+    # the API names the chapters mention only point to the reference volume
+    assert all("\\see{" in item for item in re.split(r"\n\s*\\(?:sub)*item\b", book) if "lecturelib." in item), \
+        "API pages in the book's index"
     assert "in module lecturelib" in api, "the reference's index has no API names"
     pages = index_pages(PDF_DIR / "book.pdf")
     assert len(pages) < 15, pages
@@ -354,3 +359,225 @@ def test_pdf_numbers_figures_and_tables_per_chapter(pdf_text):
         assert not gaps, f"{kind} numbers with gaps: {gaps}"
         if kind == "Figure":
             assert len(seen) >= 12, f"figure captions found in only {sorted(seen)}"
+
+
+# ------------------------------------------------------------------- tables set for print
+
+_TABLE_ENV = re.compile(r"\\begin\{(tabulary|tabular|longtable)\}(?:\{\\linewidth\})?(?:\[t\])?"
+                        r"(\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\})(.*?)\\end\{\1\}", re.S)
+# A number as LaTeX sets it: a sign (a hyphen, Sphinx's \sphinxhyphen{}, a minus U+2212 or a
+# math minus), digits, decimals, an exponent (e+30 or \times 10^{30}), a percent sign; a
+# cell may add its spread "(0.022)" or "± 3.9", or a second count "/ 10".
+_SIGN = r"(?:-|\\sphinxhyphen\{\}|\u2212|\+)"
+_NUM = (rf"{_SIGN}?\d+(?:\.\d+)?(?:e{_SIGN}?\d+|\s*\\\(\s*\\times\s*10\^\{{?-?\d+\}}?\s*\\\))?%?")
+_NUMERIC_CELL = re.compile(rf"^(?:{_NUM}(?:\s*\(\s*{_NUM}\s*\)|\s*±\s*{_NUM}|\s*/\s*{_NUM})?"
+                           rf"|\\\(\s*10\^\{{-?\d+\}}\s*\\\))$")
+_HYPHEN_MINUS = re.compile(rf"(?:^|[\s(±/{{])(?:-|\\sphinxhyphen\{{\}})\d|e(?:-|\\sphinxhyphen\{{\}})\d")
+
+
+def without_macro(text: str, name: str, keep: bool) -> str:
+    """``text`` without each ``\\name{...}`` (braces matched), keeping its argument or not."""
+    out, i = [], 0
+    while (start := text.find(f"\\{name}{{", i)) >= 0:
+        depth, j = 0, start + len(name) + 1
+        for j in range(start + len(name) + 1, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+        out += [text[i:start], text[start + len(name) + 2:j] if keep else ""]
+        i = j + 1
+    return "".join(out) + text[i:]
+
+
+def split_top_level(text: str, separator: str) -> list[str]:
+    """``text`` split at ``separator`` outside braces (``&`` between cells, ``\\\\`` between rows)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        if text.startswith(separator, i) and depth == 0 and not (separator == "&" and text[i - 1:i] == "\\"):
+            parts.append(text[start:i])
+            i += len(separator)
+            start = i
+            continue
+        if text[i] == "\\":
+            i += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+    return parts + [text[start:]]
+
+
+def table_cell(tex: str) -> str:
+    for name in ("hphantom", "phantom"):
+        tex = without_macro(tex, name, keep=False)
+    tex = without_macro(tex, "rlap", keep=True)
+    tex = re.sub(r"\\(sphinxAtStartPar|sphinxstyletheadfamily|sphinxhline|sphinxtableatstartofbodyhook"
+                 r"|addlinespace|sphinxfixclines\{\d+\})\b", "", tex)
+    return " ".join(tex.split())
+
+
+def latex_tables(tex: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Each table of a LaTeX document: its column specifiers and its body's cells."""
+    found = []
+    for match in _TABLE_ENV.finditer(tex):
+        spec = re.sub(r"[<>]\{(?:[^{}]|\{[^{}]*\})*\}|\|", "", match.group(2)[1:-1])
+        columns = re.findall(r"\\[XY]\{[^}]*\}(?:\{[^}]*\})?|p\{[^}]*\}|[lrcLRCJT]", spec)
+        body = match.group(3).split("\\sphinxmidrule", 1)[-1].split("\\sphinxbottomrule")[0]
+        body = re.sub(r"\\endfirsthead.*?\\endlastfoot", "", body, flags=re.S)
+        rows = [[table_cell(c) for c in split_top_level(row, "&")] for row in split_top_level(body, "\\\\")]
+        found.append((columns, [row for row in rows if any(row)]))
+    return found
+
+
+def numeric_column_faults(tex: str) -> tuple[int, list[str], list[str]]:
+    """(numeric columns, those not right-aligned, cells with a hyphen for a minus)."""
+    count, left, hyphens = 0, [], []
+    for columns, rows in latex_tables(tex):
+        for j in range(max((len(row) for row in rows), default=0)):
+            column = [row[j] for row in rows if j < len(row) and row[j]]
+            if not column or not all(_NUMERIC_CELL.match(cell) for cell in column):
+                continue
+            count += 1
+            if j >= len(columns) or columns[j] not in ("r", "R"):
+                left.append(f"{columns[j] if j < len(columns) else '?'}: {column[:3]}")
+            # (a minus in math, \(10^{-1}\), is a minus)
+            hyphens += [cell for cell in column if _HYPHEN_MINUS.search(re.sub(r"\\\(.*?\\\)", "", cell))]
+    return count, left, hyphens
+
+
+def test_numeric_cells_are_read_from_the_latex():
+    tex = ("\\begin{tabulary}{\\linewidth}[t]{TTRR}\n\\sphinxtoprule\nh&a&b&c\\\\\n\\sphinxmidrule\n"
+           "\\sphinxAtStartPar\nx&\\sphinxAtStartPar\n\\sphinxhyphen{}0.6296&"
+           "\u22121\\rlap{.5 (1.9)}\\hphantom{\\vbox{\\hbox{.5 (1.9)}}}&1\\rlap{.268\\(\\times 10^{30}\\)}\\\\\n"
+           "\\sphinxAtStartPar\ny&2.0&-3&\\sphinxAtStartPar\n4\\\\\n\\sphinxbottomrule\n\\end{tabulary}")
+    count, left, hyphens = numeric_column_faults(tex)
+    assert count == 3 and len(left) == 1 and hyphens == ["\\sphinxhyphen{}0.6296", "-3"], (count, left, hyphens)
+
+
+def test_numeric_columns_are_right_aligned_with_a_true_minus(pdf_text):
+    """Every column of numbers in the PDF's tables is right-aligned (on the decimal point: the
+    part after the integer digits is set in the width of the column's widest) and its
+    negative numbers have a minus sign, not a hyphen (228 columns were left-aligned and 37
+    cells had a hyphen)."""
+    tex = (LATEX / "book.tex").read_text(encoding="utf-8")
+    count, left, hyphens = numeric_column_faults(tex)
+    assert count > 150, f"only {count} numeric columns found in book.tex"
+    assert not left, f"{len(left)} numeric columns not right-aligned: {left[:5]}"
+    assert not hyphens, f"{len(hyphens)} numbers with a hyphen for a minus: {hyphens[:5]}"
+    cells = {cell for _, rows in latex_tables(tex) for row in rows for cell in row}
+    assert "1.268\\(\\times 10^{30}\\)" in cells and "1.268e+30" not in tex, "Table 8.1 prints e-notation"
+    assert "\\sphinxthistablewithcolorrowsstyle" not in tex, "table rows are shaded"
+
+
+# ------------------------------------------------------------------------- white space
+
+def destinations(pdf: Path) -> list[tuple[int, str]]:
+    out = subprocess.run(["pdfinfo", "-dests", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return [(int(page), name) for page, name in re.findall(r'^\s*(\d+) \[.*?\] "(.*)"$', out, re.M)]
+
+
+GAP_PT = 30     # a white band taller than this (2.5 lines; the space around a heading is less) is empty
+DPI = 72
+
+
+def empty_fractions(pdf: Path, openings: set[int]) -> list[float]:
+    """For each page, the fraction of the text area (A4 less the 1 in margins: the header and
+    the page number are outside it) taken by white bands taller than ``GAP_PT``, read from the
+    page rendered by pdftoppm.  On a chapter's or part's first page (``openings``) the band
+    above the title and the title itself are the opening, not empty space."""
+    import numpy as np
+    from PIL import Image
+
+    fractions = []
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["pdftoppm", "-r", str(DPI), "-gray", str(pdf), f"{tmp}/p"], check=True)
+        for number, image in enumerate(sorted(Path(tmp).glob("p-*.pgm"), key=lambda p: int(p.stem[2:])), 1):
+            pixels = np.asarray(Image.open(image))
+            body = pixels[DPI:pixels.shape[0] - DPI]
+            ink = list((body < 200).any(axis=1))
+            if number in openings and any(ink):   # skip the title and the white under it
+                first = ink.index(True)
+                after = ink.index(False, first) if False in ink[first:] else len(ink)
+                nxt = ink.index(True, after) if True in ink[after:] else len(ink)
+                ink = ink[nxt:]
+            empty = run = 0
+            for has_ink in ink + [True]:
+                if has_ink:
+                    empty += run if run > GAP_PT * DPI / 72 else 0
+                    run = 0
+                else:
+                    run += 1
+            fractions.append(empty / len(body))
+    return fractions
+
+
+def emptiest_pages(pdf: Path) -> list[tuple[int, float]]:
+    """The pages more than a third empty that do not end a chapter or a part (nor open a
+    part, nor are blank pages before a chapter), with their empty fraction."""
+    dests = destinations(pdf)
+    parts = {page for page, name in dests if name.startswith("part.")}
+    openings = {page for page, name in dests if name.startswith("chapter")} | parts
+    openings.add(index_pages(pdf)[0])
+    fractions = empty_fractions(pdf, openings)
+    body_start = min(page for page, name in dests if name == "page.1")
+    found = []
+    for page, empty in enumerate(fractions, 1):
+        blank = empty > 0.99
+        following = page + 1
+        while following <= len(fractions) and fractions[following - 1] > 0.99:
+            following += 1
+        ends = following in openings or following > len(fractions)
+        if page >= body_start and page not in parts and not blank and not ends and empty > 1 / 3:
+            found.append((page, round(empty, 2)))
+    return found
+
+
+def test_few_pages_are_left_partly_empty(pdf_text):
+    """At most 5 pages of the book are more than a third empty other than at the end of a
+    chapter or a part (17 were, mostly before a figure pinned to its place: figures and
+    captioned tables float now)."""
+    pages = emptiest_pages(PDF_DIR / "book.pdf")
+    assert len(pages) <= 5, f"{len(pages)} pages more than a third empty (page, fraction): {pages}"
+
+
+# ----------------------------------------------------------------------- small matters
+
+def test_bibliography_has_no_footnote_repeating_a_doi(pdf_text):
+    """A DOI shows its address once (34 entries added a footnote repeating it)."""
+    tex = (LATEX / "book.tex").read_text(encoding="utf-8")
+    footnotes = re.findall(r"\\begin\{footnote\}.*?\\end\{footnote\}", tex, re.S)
+    repeated = [f for f in footnotes if "https://doi.org/" in f]
+    assert not repeated, f"{len(repeated)} footnotes repeat a DOI: {repeated[:2]}"
+    assert len(re.findall(r"https://doi\.org/10\.", flat(pdf_text))) >= 30, "the DOIs are missing"
+
+
+def test_the_library_name_is_never_hyphenated(pdf_text, reference_text):
+    """No "lecture- lib.hpca" (the reference's index broke the name 25 times).  pdftotext
+    joins a word hyphenated at a line's end unless it keeps the layout."""
+    for volume in ("book", "reference"):
+        text = subprocess.run(["pdftotext", "-layout", "-enc", "UTF-8", str(PDF_DIR / f"{volume}.pdf"), "-"],
+                              capture_output=True, text=True, check=True).stdout
+        broken = re.findall(r"\blecture-(?=\s)", text)  # ("lec-ture" is the word lecture)
+        assert not broken, f"{volume}.pdf hyphenates lecturelib {len(broken)} times"
+
+
+def test_each_chapter_ends_with_one_line_on_its_exercises(pdf_text):
+    """The notebook reader's paragraphs on the graded exercise set (86 words, a command line)
+    are one line in print, pointing to the set in the Exercises part."""
+    sources = [p for p in CHAPTERS if any("graded exercise set for this chapter is the notebook"
+                                          in "".join(c["source"]) for c in cells(p))]
+    assert len(sources) >= 12, sources
+    text = flat(pdf_text)
+    assert flat("runs the whole notebook and all of them") not in text
+    assert text.count(flat("The graded exercises of this chapter:")) == len(sources)
+    assert flat("The graded exercises of this chapter: Exercises 8: the VC dimension, page") in text
+
+
+def test_the_preface_and_the_index_name_the_reference_volume(pdf_text):
+    preface = pdf_text.split("How the book is organised", 1)[-1].split("Exercises, and how to use", 1)[0]
+    assert "reference.pdf" in preface, "the preface does not name the reference volume"
+    book = (LATEX / "book.ind").read_text(encoding="utf-8")
+    # "\item \spxentry{lecturelib.svm.SVC}, \hyperindexformat{\see{The lecturelib reference (reference.pdf)}}{45}"
+    items = re.split(r"\n\s*\\(?:sub)*item\b", book)
+    api = [item for item in items if "lecturelib." in item]
+    assert len(api) >= 40, f"only {len(api)} API names in the book's index"
+    assert all("\\see{The lecturelib reference (reference.pdf)}" in item for item in api), api[:3]

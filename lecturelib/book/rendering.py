@@ -65,6 +65,14 @@ ahead of Part I instead of three unnumbered chapters; LaTeX's bibliography is th
 one Bibliography chapter (the page ``bibliography.md`` only places it); a proof is set as
 text starting with an italic *Proof.* and ending with a square, not as an untitled box.
 
+Tables and figures are set for print: a column of numbers is right-aligned on the decimal
+point, with a true minus and powers of ten for e-notation; the rules are booktabs' without
+shading, a group of rows (its label shown once) is set off by a little space; a figure or
+captioned table outside any box floats (``htbp``), a long uncaptioned table (the notation)
+breaks across pages.  A chapter's closing paragraphs on its graded exercise set become one
+line pointing to the set's page; a DOI is shown once, without a footnote repeating it; the
+API names the chapters mention go into the book's index pointing to the reference volume.
+
 The bibliography's labels are author-year ("Shashua, 2009", "Hastie et al., 2009",
 "Björck and Golub, 1973"), as the text cites: the pybtex style ``lecturelib`` (the
 ``unsrt`` formatting, sorted by author and year, labels by :class:`AuthorYearLabels`).
@@ -96,6 +104,7 @@ from markupsafe import Markup
 from pylatexenc import latexwalker, macrospec
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.texescape import escape as tex_escape
 
 # The text outside ``...``, `...` and :role:`...`: literal parts are kept as they are.
@@ -803,6 +812,34 @@ def _links_within_the_volume(app, doctree, docname):
             ref.replace_self(ref.children)
 
 
+class ApiNamesInTheIndex(SphinxPostTransform):
+    """In a PDF, each name of the API that the text mentions (``{py:func}`` and the like)
+    and that another volume documents (the library reference) goes into the volume's index
+    once, pointing to that volume: "lecturelib.svm.SVC, see The lecturelib reference
+    (reference.pdf)".  Sphinx cannot link into another PDF and sets such a name as plain code.
+    Runs before the references are resolved (which drops the cross-references)."""
+
+    default_priority = 5
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        volumes = self.config.lecturelib_latex_volumes
+        docnames = getattr(self.app.builder, "docnames", None)
+        if not volumes or not docnames:
+            return
+        pointer = f"{volumes[0][2]} ({Path(volumes[0][1]).stem}.pdf)"
+        objects = self.env.get_domain("py").objects
+        seen = set()
+        for xref in list(self.document.findall(addnodes.pending_xref)):
+            target = xref.get("reftarget", "")
+            found = objects.get(target) if xref.get("refdomain") == "py" else None
+            if found is None or found.docname in docnames or target in seen:
+                continue
+            seen.add(target)
+            entry = addnodes.index(entries=[("see", f"{target}; {pointer}", "", "", None)], inline=True)
+            xref.parent.insert(xref.parent.index(xref) + 1, entry)
+
+
 def _preface_for_latex(app, doctree):
     """In the PDF, the root page's sections become one unnumbered chapter, the Preface.
 
@@ -866,6 +903,248 @@ def _statements_whole_for_latex(app, doctree, docname):
         parent, at = box.parent, box.parent.index(box)
         parent.insert(at + 1, nodes.raw("", _WHOLE_BOX[1], format="latex"))
         parent.insert(at, nodes.raw("", _WHOLE_BOX[0], format="latex"))
+
+
+# ------------------------------------------------------------------ tables and floats in print
+
+# A number as the chapters print it: sign, digits, decimals, an exponent ("1.268e+30"), a
+# percent sign.  A cell is numeric when it is such a number, optionally followed by its
+# spread ("0.893 (0.022)", "59.4 ± 3.9") or a second count ("52 / 10").
+_NUMBER = r"[-\u2212+]?\d+(?:\.\d+)?(?:e[-\u2212+]?\d+)?%?"
+_NUMERIC_CELL = re.compile(rf"^{_NUMBER}(?:\s*\(\s*{_NUMBER}\s*\)|\s*±\s*{_NUMBER}|\s*/\s*{_NUMBER})?$")
+_POWER_OF_TEN = re.compile(r"^10\^\{?-?\d+\}?$")  # a formula 10^{k}
+_E_NOTATION = re.compile(r"(\d(?:\.\d+)?)e([-\u2212+]?)0*(\d+)")
+_LONG_TABLE_ROWS = 12
+_FLOAT_SAFE = (nodes.section, nodes.document, nodes.container, nodes.compound, addnodes.start_of_file)
+
+
+def numeric_cell(text: str) -> bool:
+    """True for a table cell that holds a number (with its spread or a second count)."""
+    return bool(_NUMERIC_CELL.match(text.strip()) or _POWER_OF_TEN.match(text.strip()))
+
+
+def numeric_columns(rows: list[list[str]]) -> list[bool]:
+    """For each column of the body ``rows`` (cell texts): whether every non-empty cell is a
+    number and at least one is."""
+    width = max((len(row) for row in rows), default=0)
+    found = []
+    for j in range(width):
+        column = [row[j].strip() for row in rows if j < len(row) and row[j].strip()]
+        found.append(bool(column) and all(numeric_cell(cell) for cell in column))
+    return found
+
+
+def print_number(text: str) -> str:
+    """A numeric cell as LaTeX for print: a true minus (U+2212) for the hyphen, and
+    ``1.268e+30`` as ``1.268\\times10^{30}``."""
+    def power(match):
+        sign = "-" if match.group(2) and match.group(2) != "+" else ""
+        return f"{match.group(1)}\\(\\times 10^{{{sign}{match.group(3)}}}\\)"
+
+    tex = tex_escape(text.strip(), latex_engine="xelatex")
+    tex = re.sub(r"\\sphinxhyphen\{\}|-", "\u2212", tex)
+    return _E_NOTATION.sub(power, tex)
+
+
+def decimal_split(text: str) -> tuple[str, str]:
+    """A numeric cell split where its first number's integer part ends: ``("−0", ".6296")``,
+    ``("86", ".5 (1.9)")``, ``("32", "")``."""
+    match = re.match(r"^([-\u2212+]?\d+)(.*)$", text.strip())
+    return (match.group(1), match.group(2)) if match else (text.strip(), "")
+
+
+def aligned_cells(cells: list[str]) -> list[str]:
+    """The cells of a numeric column as LaTeX, aligned on the decimal point in a right-aligned
+    column: each cell's part after the integer digits takes the width of the widest such part
+    (``\\rlap`` + ``\\hphantom``), so the units digits of every cell line up."""
+    parts = [decimal_split(cell) for cell in cells]
+    tails = sorted({print_number(tail) for _, tail in parts if tail.strip()})
+    out = []
+    for cell, (head, tail) in zip(cells, parts):
+        if not cell.strip():
+            out.append("")
+        elif not tails:
+            out.append(print_number(head))
+        else:
+            widest = "".join(f"\\hbox{{{t}}}" for t in tails)
+            out.append(f"{print_number(head)}\\rlap{{{print_number(tail)}}}\\hphantom{{\\vbox{{{widest}}}}}")
+    return out
+
+
+def _float_safe(node) -> bool:
+    """True when nothing around ``node`` is a box (an admonition, a theorem, a table, a
+    footnote...): only there can LaTeX let it float."""
+    parent = node.parent
+    while parent is not None:
+        if not isinstance(parent, _FLOAT_SAFE):
+            return False
+        parent = parent.parent
+    return True
+
+
+def _entry_text(entry) -> str | None:
+    """The text of a table entry that holds one paragraph of plain text, else None."""
+    if len(entry) == 0:
+        return ""
+    if len(entry) != 1 or not isinstance(entry[0], nodes.paragraph):
+        return None
+    paragraph = entry[0]
+    if len(paragraph) == 1 and isinstance(paragraph[0], nodes.math) and _POWER_OF_TEN.match(paragraph[0].astext()):
+        return paragraph[0].astext()  # "10^{-1}", kept as it is
+    if not all(isinstance(child, nodes.Text) for child in paragraph.children):
+        return None
+    return paragraph.astext()
+
+
+def table_for_print(table) -> None:
+    """Set one table for print (see `_tables_for_print`)."""
+    tgroup = next(iter(table.findall(nodes.tgroup)), None)
+    tbody = next(iter(table.findall(nodes.tbody)), None) if tgroup is not None else None
+    if tbody is None or any(entry.get("morerows") or entry.get("morecols") for entry in table.findall(nodes.entry)):
+        return
+    rows = [list(row.children) for row in tbody.children if isinstance(row, nodes.row)]
+    texts = [[_entry_text(entry) for entry in row] for row in rows]
+    width = len([c for c in tgroup.children if isinstance(c, nodes.colspec)])
+    numeric = numeric_columns([[t if t is not None else "x" for t in row] for row in texts])
+    numeric += [False] * (width - len(numeric))
+    for j, is_numeric in enumerate(numeric):
+        if not is_numeric:
+            continue
+        column = [row[j] if j < len(row) and row[j] is not None else "" for row in texts]
+        if any(_POWER_OF_TEN.match(cell) for cell in column):
+            continue  # formulas, right-aligned as they are
+        cells = aligned_cells(column)
+        for row, tex in zip(rows, cells):
+            if j < len(row) and tex:
+                row[j][0].replace_self(nodes.paragraph("", "", nodes.raw("", tex, format="latex")))
+    # An empty cell (a group's label, shown once) is set empty, not as an empty paragraph
+    # (which makes its row a line taller); a group starts with a little space.
+    for row in rows:
+        for entry in row:
+            if len(entry) == 1 and isinstance(entry[0], nodes.paragraph) and not entry[0].astext().strip():
+                entry.remove(entry[0])
+    first = [row[0] if row else None for row in rows]
+    if len(rows) > 2 and first[0] is not None and len(first[0]) and any(e is not None and not len(e) for e in first):
+        for entry in first[1:]:
+            if entry is not None and len(entry):
+                entry.insert(0, nodes.raw("", "\\addlinespace", format="latex"))
+    if any(numeric) and next(iter(table.findall(nodes.literal_block)), None) is None:
+        # tabulary's columns; Sphinx sets a table of more than 30 rows as a longtable
+        letters = ("r", "l") if sum(1 for _ in table.findall(nodes.row)) > 30 else ("R", "T")
+        spec = "".join(letters[0] if is_numeric else letters[1] for is_numeric in numeric)
+        table.parent.insert(table.parent.index(table), addnodes.tabular_col_spec(spec=spec))
+    if table.next_node(nodes.title) is not None and _float_safe(table):
+        table["lecturelib_float"] = True
+
+
+def _tables_for_print(app, doctree, docname):
+    """In the PDF, tables are set as a book sets them: the columns of numbers right-aligned on
+    the decimal point with a true minus sign (``1.268e+30`` as 1.268×10³⁰), booktabs rules
+    (``latex_table_style``) without shading, a group of rows (a label shown once) separated
+    from the next by a little space and no taller than its lines; a captioned table and a
+    figure outside any box float (``htbp``) instead of leaving the rest of a page empty."""
+    if app.builder.name != "latex":
+        return
+    for table in list(doctree.findall(nodes.table)):
+        at = table.parent.index(table)
+        if at and isinstance(table.parent[at - 1], addnodes.tabular_col_spec):
+            # columns of its own (the notation's): a long uncaptioned table breaks across pages
+            rows = sum(1 for _ in table.findall(nodes.row))
+            if table.next_node(nodes.title) is None and rows > _LONG_TABLE_ROWS and _float_safe(table):
+                table["classes"].append("longtable")
+        else:
+            table_for_print(table)
+    for figure in doctree.findall(nodes.figure):
+        if _float_safe(figure):
+            figure["lecturelib_float"] = True
+
+
+def _visit_figure_latex(self, node):
+    from sphinx.writers.latex import LaTeXTranslator
+
+    if node.get("lecturelib_float") and not self.table and not self.no_latex_floats:
+        saved, self.elements["figure_align"] = self.elements["figure_align"], "htbp"
+        try:
+            LaTeXTranslator.visit_figure(self, node)
+        finally:
+            self.elements["figure_align"] = saved
+    else:
+        LaTeXTranslator.visit_figure(self, node)
+
+
+def _depart_figure_latex(self, node):
+    from sphinx.writers.latex import LaTeXTranslator
+
+    LaTeXTranslator.depart_figure(self, node)
+
+
+def _visit_table_latex(self, node):
+    from sphinx.writers.latex import LaTeXTranslator
+
+    LaTeXTranslator.visit_table(self, node)
+
+
+def _depart_table_latex(self, node):
+    from sphinx.writers.latex import LaTeXTranslator
+
+    floats = (node.get("lecturelib_float") and len(self.tables) == 1 and not self.no_latex_floats
+              and self.table.get_table_type() != "longtable")
+    if floats:
+        self.body.append("\n\\begin{table}[htbp]\n")
+    LaTeXTranslator.depart_table(self, node)
+    if floats:
+        self.body.append("\\end{table}\n")
+
+
+# A chapter's closing paragraph on its graded exercise set, written for the notebook reader.
+_GRADED_POINTER = re.compile(r"^The graded exercise set for this chapter is the notebook (exercises/[\w-]+)\.ipynb")
+
+
+def _graded_exercises_in_one_line(app, doctree, docname):
+    """In the PDF, a chapter's closing paragraphs on its graded exercise set (which notebook,
+    which cell to fill in, the command that checks it: 86 words for the notebook reader)
+    become one line pointing to the set in the book's *Exercises* part."""
+    if app.builder.name != "latex":
+        return
+    for paragraph in list(doctree.findall(nodes.paragraph)):
+        match = _GRADED_POINTER.match(paragraph.astext())
+        if not match or paragraph.parent is None:
+            continue
+        parent, at = paragraph.parent, paragraph.parent.index(paragraph)
+        following = parent.children[at + 1:at + 3]
+        if (len(following) == 2 and isinstance(following[0], nodes.literal_block)
+                and isinstance(following[1], nodes.paragraph)):
+            for node in following:
+                parent.remove(node)
+        target = match.group(1)
+        title = app.env.titles.get(target)
+        if target in getattr(app.builder, "docnames", ()) and title is not None:
+            tex = (f"The graded exercises of this chapter: \\hyperref[\\detokenize{{{target}::doc}}]"
+                   f"{{\\sphinxstyleemphasis{{{tex_escape(title.astext(), latex_engine='xelatex')}}}}}"
+                   f", page~\\pageref{{\\detokenize{{{target}::doc}}}}.")
+        else:
+            tex = (f"The graded exercises of this chapter: the notebook "
+                   f"\\sphinxcode{{\\sphinxupquote{{{tex_escape(target, latex_engine='xelatex')}.ipynb}}}}.")
+        paragraph.replace_self(nodes.paragraph("", "", nodes.raw("", tex, format="latex")))
+
+
+_DOI = "https://doi.org/"
+
+
+class DoiLinksWithoutFootnotes(SphinxPostTransform):
+    """In the PDF, a bibliography entry's DOI link shows its address (``https://doi.org/...``)
+    instead of ``doi:...`` and a footnote repeating the address.  Runs after the
+    bibliography is written and before Sphinx adds the footnotes (``latex_show_urls``,
+    its ShowUrlsTransform at priority 400)."""
+
+    default_priority = 350
+    formats = ("latex",)
+
+    def run(self, **kwargs):
+        for ref in list(self.document.findall(nodes.reference)):
+            uri = ref.get("refuri", "")
+            if uri.startswith(_DOI) and ref.astext() == "doi:" + uri[len(_DOI):]:
+                ref[:] = [nodes.Text(uri)]
 
 
 # ---------------------------------------------------------------------------- the HTML book
@@ -1008,6 +1287,12 @@ def setup(app):
     app.connect("doctree-resolved", _proofs_for_latex)
     app.connect("doctree-resolved", _statements_whole_for_latex)
     app.connect("doctree-resolved", _figures_and_solutions_for_html)
+    app.connect("doctree-resolved", _tables_for_print)
+    app.add_post_transform(ApiNamesInTheIndex)
+    app.connect("doctree-resolved", _graded_exercises_in_one_line)
+    app.add_post_transform(DoiLinksWithoutFootnotes)
+    app.add_node(nodes.figure, override=True, latex=(_visit_figure_latex, _depart_figure_latex))
+    app.add_node(nodes.table, override=True, latex=(_visit_table_latex, _depart_table_latex))
     app.connect("html-page-context", _scripts_once, priority=900)
     app.connect("build-finished", _rewrite_pages)
     _register_bibliography_style()
