@@ -1,6 +1,6 @@
 """The ``lecturelib`` command line: every subcommand, on top of the rest of the package.
 
-Owns: the argument parser and the commands (:mod:`.main`), the course commands
+Owns: the argument parser and the commands (:mod:`.commands`), the course commands
 (:mod:`.course`), the review of grading by people (:mod:`.review`).  Every error is one
 line and a non-zero exit, never a traceback.
 
@@ -25,10 +25,10 @@ def missing_extra_message(module: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``lecturelib`` command (see :mod:`.main`); without the grading extra, say so
-    in one line and exit with status 2."""
+    """Run the ``lecturelib`` command, whose parser lives in ``cli/commands.py``; without the
+    grading extra, say so in one line and exit with status 2."""
     try:
-        from .main import main as run
+        from .commands import main as run
     except ModuleNotFoundError as exc:
         sys.stderr.write(missing_extra_message(exc.name) + "\n")
         return 2
