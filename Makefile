@@ -51,16 +51,18 @@ pdf-instructor: $(STAMP)
 
 # Two tiers.  make test, the everyday one: the library, grading and the sandbox, nbval of
 # every chapter and solution, one (student) book build.  make test-all, what CI runs, adds
-# the slow cross-checks marked `full`: notebooks under other BLAS settings and tightened
-# solver tolerances, both editions in Chromium at two widths, the PDF, the release rebuilt
-# from its zip, JupyterLab.  Both list the 20 slowest tests and every skip with its reason.
-PYTEST = $(THREADS) $(BIN)/python -m pytest tests chapters solutions $(NBVAL) -q -rs -n 2 --dist loadfile --durations=20
+# the slow cross-checks marked `full`: every notebook re-run as on another machine (other
+# BLAS kernels and threads, tightened solver tolerances), which stands in for the plain
+# nbval run (a notebook that reproduces its stored outputs there reproduces them here),
+# whole-class gradings, both editions in Chromium at two widths, the PDF, the release
+# rebuilt from its zip, JupyterLab.  Both list the 20 slowest tests and every skip.
+PYTEST = $(THREADS) $(BIN)/python -m pytest -q -rs -n 2 --dist loadfile --durations=20
 
 test: $(STAMP)
-	$(PYTEST) -m "not full"
+	$(PYTEST) tests chapters solutions $(NBVAL) -m "not full"
 
 test-all: $(STAMP)
-	$(PYTEST)
+	$(PYTEST) tests
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)

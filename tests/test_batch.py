@@ -111,6 +111,7 @@ def klass(tmp_path_factory):
     return root, expected
 
 
+@pytest.mark.full
 def test_a_class_of_40_grades_into_the_gradebook(klass):
     root, expected = klass
     book_path = root / "gradebook.sqlite"
@@ -190,6 +191,7 @@ def assert_spreadsheet_reads(csv_text: str, folder, students):
     assert [r[0] for r in rows[1:]] == students
 
 
+@pytest.mark.full
 def test_cli_grades_a_folder_and_exports_csv(klass, tmp_path):
     root, expected = klass
     subs = tmp_path / "few"
@@ -366,6 +368,7 @@ def test_plain_or_unauthenticated_dask_addresses_are_refused(address, message):
         scheduler_security(address)
 
 
+@pytest.mark.full
 def test_batch_refuses_bad_arguments(klass, tmp_path):
     root, _ = klass
     run = [sys.executable, "-m", "lecturelib.grading", "grade"]

@@ -135,6 +135,7 @@ def test_csv_export_quotes_every_field_and_neutralises_formulas(tmp_path):
 # ------------------------------------------------------------------ 9: stale and silent
 
 
+@pytest.mark.full
 def test_changed_solution_regrades_and_failures_are_loud(course):
     subs = course / "subs"
     write_variant(subs, "dave", lambda cells: None)

@@ -459,6 +459,7 @@ def test_transformed_sq_distances_equals_the_distances_of_the_projections(labell
         transformed_sq_distances(h, np.zeros((4, 3, X.shape[1])))
 
 
+@pytest.mark.full
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_positive_operator_learner_blocks_its_pair_differences(monkeypatch):
     # fit(X, y) walks the n(n-1)/2 pairs a block at a time: with small blocks its peak

@@ -407,6 +407,7 @@ def _wine_with_noise_columns():
     return np.hstack([X, rng.normal(size=(178, 8))])[idx], y[idx]
 
 
+@pytest.mark.full
 def test_lmnn_default_certifies_more_than_20_features_where_affordable():
     """Above 20 features "auto" ran the subgradient stage only, and returned its loss
     (here 4.5% above the optimum; 1.44% on all of wine with 8 noise columns) silently."""
@@ -458,7 +459,7 @@ def _lmnn_loss_with_every_triplet(M, X, y_idx, targets, mu):
     return float(loss), grad, int(active.sum())
 
 
-@pytest.mark.parametrize("name", ["iris", "wine"])
+@pytest.mark.parametrize("name", ["iris", pytest.param("wine", marks=pytest.mark.full)])
 def test_streamed_lmnn_equals_the_lmnn_of_every_triplet_at_once(name, iris, wine, fitted,
                                                                monkeypatch):
     """LMNN walks its triplets in blocks (here a few hundred triplets each); its loss and

@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from gradingtools import every_set
 from lecturelib.checks import CheckResult, PublicChecks, format_results
 from lecturelib.grading.core.notebook import load_questions, read_notebook
 from lecturelib.grading.autograde.selfcheck import self_check
@@ -51,7 +52,7 @@ def test_every_question_has_public_checks_that_hide_the_grading(solution):
         assert [f"check:{q.id}"] in tags, f"{q.id}: no check cell in the exercise"
 
 
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("solution", every_set(SOLUTIONS))
 def test_solution_passes_and_exercise_fails_every_public_check(solution):
     passed = self_check(solution)
     failing = [(qid, r.why, r.problem) for qid, rs in passed.results.items() for r in rs if not r.holds]
@@ -174,6 +175,7 @@ def test_cli_check_bad_input_is_one_line(tmp_path, setup, message):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.full
 def test_cli_check_stops_a_cell_that_runs_too_long_names_it_and_goes_on(tmp_path):
     """A hanging cell is stopped after --timeout and named; the cells after it still run and
     every question is reported (issue 43: it used to abort the whole check)."""

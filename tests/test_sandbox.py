@@ -401,6 +401,7 @@ def test_terminal_escape_codes_never_reach_the_table(toy):
     assert re.search(r"total\s+2\s+6\n", proc.stdout)
 
 
+@pytest.mark.full
 def test_stdout_flood_is_bounded(toy):
     flood = "import sys\nchunk = 'x' * 2**20\nfor _ in range(1500):\n    sys.stdout.write(chunk)\n"
     path = hostile(toy, "flood", flood)

@@ -61,6 +61,7 @@ def test_the_limit_is_ten_times_the_solutions_time_between_the_floor_and_the_cap
     assert time_limit(0.01, 5) == 5      # the cap wins over the floor
 
 
+@pytest.mark.full
 def test_a_hanging_answer_is_stopped_after_the_floor_not_the_cap(course):
     root, solution = course
 
@@ -156,6 +157,7 @@ def test_many_slow_cells_stop_at_the_whole_notebooks_limit_and_the_feedback_says
     assert "10 times the solution's own run" in report.feedback("alice")
 
 
+@pytest.mark.full
 def test_a_hung_questions_reason_names_its_cell_and_the_limit(course):
     """Issue 49, item 9: the reason of a question whose own cell hung said NameError (its
     checks met a name the stopped cell never defined), and the note counted "code cell 1"
