@@ -70,6 +70,19 @@ def course_of(root: Path, solution) -> Path:
     return root
 
 
+def everyday_and_full(values, everyday, ids=None) -> list:
+    """``values`` as pytest parameters: those named in ``everyday`` run in make test, the
+    others are marked ``full`` (make test-all) -- the variants of one attack or of one check
+    that re-test the same mechanism."""
+    import pytest
+
+    ids = ids or [str(v) for v in values]
+    unknown = set(everyday) - set(ids)
+    assert not unknown, f"no such parameter: {sorted(unknown)}"
+    return [pytest.param(v, id=i, marks=() if i in everyday else pytest.mark.full)
+            for v, i in zip(values, ids)]
+
+
 # Two sets stand for all twelve in the everyday tier (make test); make test-all grades
 # every set.  01-bayes is the first a student meets, 07-pac the one the release tests use.
 EVERYDAY_SETS = ("01-bayes", "07-pac")
@@ -77,7 +90,4 @@ EVERYDAY_SETS = ("01-bayes", "07-pac")
 
 def every_set(solutions: list[Path]) -> list:
     """``solutions`` as pytest parameters named by set; all but EVERYDAY_SETS marked full."""
-    import pytest
-
-    return [pytest.param(p, id=p.stem, marks=() if p.stem in EVERYDAY_SETS else pytest.mark.full)
-            for p in solutions]
+    return everyday_and_full(solutions, EVERYDAY_SETS, ids=[p.stem for p in solutions])

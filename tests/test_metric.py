@@ -1254,6 +1254,7 @@ def _run_within_3_gb(script, cwd=None):
     return out.stdout
 
 
+@pytest.mark.full
 def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
     """ITML (n_constraints=80) and MMC (max_pairs=1000) listed all 4.5e8 pairs before
     drawing a few: under a 3 GB address-space limit both raised MemoryError."""
@@ -1269,6 +1270,7 @@ def test_mmc_and_itml_sample_pairs_at_30000_points_within_3_gb():
     assert _run_within_3_gb(script).strip() == "True"
 
 
+@pytest.mark.full
 def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
     """The n x n distance matrix (13 GB here) was built to find 3 neighbours per point:
     under a 3 GB address-space limit, MemoryError.  The neighbours are found class by

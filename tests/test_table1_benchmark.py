@@ -57,7 +57,7 @@ def test_printed_table_is_the_summary_of_the_stored_splits(table1, stored):
     assert cancer["splits"]["eta chosen"] == 5 and "eta chosen" not in stored["table"]["Balance"]
 
 
-@pytest.mark.parametrize("name", ["Iris", "Wine"])
+@pytest.mark.parametrize("name", ["Iris", pytest.param("Wine", marks=pytest.mark.full)])
 def test_first_split_of_every_method_is_reproduced(table1, stored, name):
     out, menn = table1.paper_split(*table1.load(name), 0)
     for m in table1.METHODS:
