@@ -55,14 +55,16 @@ pdf-instructor: $(STAMP)
 # BLAS kernels and threads, tightened solver tolerances), which stands in for the plain
 # nbval run (a notebook that reproduces its stored outputs there reproduces them here),
 # whole-class gradings, both editions in Chromium at two widths, the PDF, the release
-# rebuilt from its zip, JupyterLab.  Both list the 20 slowest tests and every skip.
-PYTEST = $(THREADS) $(BIN)/python -m pytest -q -rs -n 2 --dist loadfile --durations=20
+# rebuilt from its zip, JupyterLab.  Both list the 20 slowest tests and every skip.  Whole
+# files go to the workers, the slowest first (tests/conftest.py).  test-all runs three workers
+# on two cores: about a third of its time a worker waits (on pip, a browser, a time limit).
+PYTEST = $(THREADS) $(BIN)/python -m pytest -q -rs --dist loadfile --no-loadscope-reorder --durations=20
 
 test: $(STAMP)
-	$(PYTEST) tests chapters solutions $(NBVAL) -m "not full"
+	$(PYTEST) -n 2 tests chapters solutions $(NBVAL) -m "not full"
 
 test-all: $(STAMP)
-	$(PYTEST) tests
+	$(PYTEST) -n 3 tests
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)

@@ -59,3 +59,20 @@ def student_html() -> Path:
 def instructor_html() -> Path:
     """The instructor book (solutions shown), built like the student book."""
     return _build("instructor")
+
+
+# The slowest test files first, as measured by `make test-all` on 2 cores (whole files, each
+# at least about a minute of a worker's time).  xdist hands out whole files (--dist loadfile)
+# in collection order (--no-loadscope-reorder, see the Makefile), so a long file that started
+# last would keep one worker busy while the others have nothing left.  test_reading builds
+# the student and instructor books that test_book and test_apparatus then take as they are.
+SLOW_FILES_FIRST = ("test_reading.py", "test_another_machine.py", "test_release.py", "test_pdf.py",
+                    "test_determinism.py", "test_book.py", "test_webapp.py", "test_grading.py",
+                    "test_sandbox.py", "test_batch.py", "test_public_checks.py", "test_table1_benchmark.py",
+                    "test_time_limits.py", "test_metric.py", "test_install.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Run the slowest files first (a stable sort: the order within a file is kept)."""
+    rank = {name: i for i, name in enumerate(SLOW_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
