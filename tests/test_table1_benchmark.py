@@ -57,7 +57,9 @@ def test_printed_table_is_the_summary_of_the_stored_splits(table1, stored):
     assert cancer["splits"]["eta chosen"] == 5 and "eta chosen" not in stored["table"]["Balance"]
 
 
-@pytest.mark.parametrize("name", ["Iris", pytest.param("Wine", marks=pytest.mark.full)])
+# Iris here; every data set's first split (iris, wine, cancer) again, as on another machine,
+# in make test-all (tests/test_determinism.py), which would fail wherever this one does.
+@pytest.mark.parametrize("name", ["Iris"])
 def test_first_split_of_every_method_is_reproduced(table1, stored, name):
     out, menn = table1.paper_split(*table1.load(name), 0)
     for m in table1.METHODS:
@@ -107,11 +109,10 @@ def test_lmnn_part_has_the_papers_splits_on_the_cancer_rows(table1, stored):
 
 
 @pytest.mark.full
-def test_lmnn_first_cancer_splits_are_reproduced(table1, stored):
+def test_lmnn_first_cancer_split_is_reproduced(table1, stored):
     X, y = table1.load("Cancer")
-    for seed in range(2):
-        row = table1.lmnn_split(X, y, seed)
-        assert row[:2] == pytest.approx(stored["lmnn"]["splits"][seed][:2], abs=1e-12), seed
+    row = table1.lmnn_split(X, y, 0)  # the first of the 100 (each about 15 s)
+    assert row[:2] == pytest.approx(stored["lmnn"]["splits"][0][:2], abs=1e-12)
 
 
 def test_unknown_part_is_refused_in_one_line():
