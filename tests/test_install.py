@@ -97,7 +97,7 @@ def _install_core(tmp_path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     proc = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                           "--no-compile", str(source)], capture_output=True, text=True, timeout=1200)
+                           str(source)], capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return python
 

@@ -30,14 +30,8 @@ NAME = "ml-theory-course"
 
 
 
-def run(cmd, cwd, timeout=1200, env=ENV):
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-# pip byte-compiles every module it installs (a minute of CPU for the course's packages); the
-# tests import a small part of them, which Python compiles when it first imports it.  pip
-# reads a --no-... option's variable inverted: PIP_NO_COMPILE=0 is --no-compile.
-NO_COMPILE = {**ENV, "PIP_NO_COMPILE": "0"}
+def run(cmd, cwd, timeout=1200):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +99,7 @@ def unpacked(release, tmp_path_factory) -> Path:
     with zipfile.ZipFile(release / f"{NAME}.zip") as archive:
         archive.extractall(where)
     course = where / NAME
-    proc = run(["make", "venv"], course, env=NO_COMPILE)
+    proc = run(["make", "venv"], course)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     return course
 
