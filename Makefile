@@ -51,20 +51,19 @@ pdf-instructor: $(STAMP)
 
 # Two tiers.  make test, the everyday one: the library, grading and the sandbox, nbval of
 # every chapter and solution, one (student) book build.  make test-all, what CI runs, adds
-# the slow cross-checks marked `full`: every notebook re-run as on another machine (other
+# the slow cross-checks marked `full`: every chapter re-run as on another machine (other
 # BLAS kernels and threads, tightened solver tolerances), which stands in for the plain
 # nbval run (a notebook that reproduces its stored outputs there reproduces them here),
 # whole-class gradings, both editions in Chromium at two widths, the PDF, the release
 # rebuilt from its zip, JupyterLab.  Both list the 20 slowest tests and every skip.  Whole
-# files go to the workers, the slowest first (tests/conftest.py).  test-all runs three workers
-# on two cores: about a third of its time a worker waits (on pip, a browser, a time limit).
-PYTEST = $(THREADS) $(BIN)/python -m pytest -q -rs --dist loadfile --no-loadscope-reorder --durations=20
+# files go to the workers, the slowest first (tests/conftest.py).
+PYTEST = $(THREADS) $(BIN)/python -m pytest -q -rs -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 
 test: $(STAMP)
-	$(PYTEST) -n 2 tests chapters solutions $(NBVAL) -m "not full"
+	$(PYTEST) tests chapters solutions $(NBVAL) -m "not full"
 
 test-all: $(STAMP)
-	$(PYTEST) -n 3 tests
+	$(PYTEST) tests solutions $(NBVAL)
 
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py $(NB)

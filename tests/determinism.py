@@ -143,13 +143,19 @@ def table1_module():
     return table1
 
 
+# Chapter 12's data sets whose first split is re-run as on another machine: iris and wine
+# (5 s each).  Cancer's (50 s, 70 under another CPU's kernels) is left out of the suite; its
+# baselines' first splits and LMNN's first split are recomputed by tests/test_table1_benchmark.py.
+OTHER_MACHINE_DATA = ("Iris", "Wine")
+
+
 def chapter12_first_splits() -> dict:
-    """Every method's LOO and test error on split 0 of each of chapter 12's data sets: the
+    """Every method's LOO and test error on split 0 of chapter 12's iris and wine: the
     protocol of ``benchmarks/table1.py``, which made the table the chapter prints."""
     table1 = table1_module()
     return {name: {method: list(errors[:2])
                    for method, errors in table1.paper_split(*table1.load(name), 0)[0].items()}
-            for name in table1.CHAPTER_DATA}
+            for name in OTHER_MACHINE_DATA}
 
 
 if __name__ == "__main__":
