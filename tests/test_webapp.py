@@ -1199,6 +1199,8 @@ def test_roster_names_next_ungraded_and_local_times(browser, round4, tmp_path):
         page.keyboard.press("Escape")
         page.keyboard.press("2")
         page.wait_for_selector("button.item[data-item='b'][aria-pressed='true']")
+        # the button shows the item at once; the grade is stored when the reply says so
+        page.wait_for_function("() => document.getElementById('status').textContent === 'Saved: applied item b.'")
         saved = datetime.datetime.fromisoformat(r4_state(server, expected)["updated_at"])
         local = saved.astimezone(zoneinfo.ZoneInfo("Pacific/Auckland"))
         shown = page.locator("#graded-by").text_content()
