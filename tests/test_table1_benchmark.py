@@ -57,8 +57,8 @@ def test_printed_table_is_the_summary_of_the_stored_splits(table1, stored):
     assert cancer["splits"]["eta chosen"] == 5 and "eta chosen" not in stored["table"]["Balance"]
 
 
-# Iris here; every data set's first split (iris, wine, cancer) again, as on another machine,
-# in make test-all (tests/test_determinism.py), which would fail wherever this one does.
+# Iris here; iris's and wine's first splits again, as on another machine, in make test-all
+# (tests/test_determinism.py), which would fail wherever this one does.
 @pytest.mark.parametrize("name", ["Iris"])
 def test_first_split_of_every_method_is_reproduced(table1, stored, name):
     out, menn = table1.paper_split(*table1.load(name), 0)
