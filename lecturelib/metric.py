@@ -847,35 +847,16 @@ _DISTANCE_BLOCK_ENTRIES = 1 << 22
 
 def _lmnn_triplets(targets, y_idx):
     """Every triplet ``(i, j, l)`` at once (target pair ``(i, j)``, impostor ``l``): about
-    ``n_neighbors * n^2`` of them; LMNN itself walks them in blocks (:func:`_lmnn_blocks`)."""
+    ``n_neighbors * n^2`` of them; LMNN itself walks them in blocks (:func:`_lmnn_margin_rows`)."""
     i, j = targets[:, 0], targets[:, 1]
     impostor = y_idx[None, :] != y_idx[i][:, None]          # (n_pairs, n)
     t, l = np.nonzero(impostor)
     return i[t], j[t], l
 
 
-# Triplets x features of one block of LMNN's triplets (8 MB of float64 differences; a
-# pass holds a few such arrays, about 40 MB in all, whatever n).
+# Entries (target pairs x points) of one block of LMNN's margins: 8 MB of float64; a pass
+# holds a few such arrays, about 40 MB in all, whatever n.
 _LMNN_TRIPLET_BLOCK_ENTRIES = 1 << 20
-
-
-def _lmnn_blocks(targets, y_idx, n_features):
-    """The triplets of :func:`_lmnn_triplets`, in the same order, a block of target pairs at
-    a time: ``(t, i, j, l)`` with ``t`` the row of the target pair in ``targets``.  Memory
-    O(block), whatever the number of triplets."""
-    n = y_idx.size
-    per_block = max(1, _LMNN_TRIPLET_BLOCK_ENTRIES // max(n * max(n_features, 1), 1))
-    for start in range(0, targets.shape[0], per_block):
-        T = targets[start:start + per_block]
-        t, l = np.nonzero(y_idx[None, :] != y_idx[T[:, 0]][:, None])
-        yield start + t, T[t, 0], T[t, 1], l
-
-
-def _lmnn_block_margins(M, Xu, i, j, l):
-    """:math:`1 + d_M^2(x_i, x_j) - d_M^2(x_i, x_l)` and the two differences."""
-    Dj, Dl = Xu[i] - Xu[j], Xu[i] - Xu[l]
-    return (1 + np.einsum("pi,ij,pj->p", Dj, M, Dj) - np.einsum("pi,ij,pj->p", Dl, M, Dl),
-            Dj, Dl)
 
 
 def _lmnn_margin_rows(M, X, targets, y_idx):
@@ -895,6 +876,21 @@ def _lmnn_margin_rows(M, X, targets, y_idx):
         np.maximum(dist, 0.0, out=dist)
         margin = 1.0 + dist[np.arange(i.size), j][:, None] - dist
         yield start, i, j, margin, y_idx[None, :] != y_idx[i][:, None]
+
+
+def _lmnn_hinge_parts(X, i, j, active):
+    r"""The sum of :math:`A_{ij} - A_{il}` over the triplets ``active`` marks (target pairs
+    ``(i[r], j[r])``, points ``l``), with :math:`A_{ab} = (x_a - x_b)(x_a - x_b)^\top`, as
+    ``(S, w)``: the sum is :math:`S + X^\top\mathrm{diag}(w)X`.  A pair with ``c`` marked
+    points adds :math:`c\,A_{ij} - \sum_l A_{il} = -(x_i y^\top + y x_i^\top) + c\,x_j x_j^\top
+    - \sum_l x_l x_l^\top` with :math:`y = c\,x_j - \sum_l x_l` (its :math:`x_i x_i^\top`
+    terms cancel), so a block costs two matrix products; ``w`` is summed over the blocks
+    before the last product."""
+    count = active.sum(axis=1)
+    pushed = active.astype(float)
+    Y = count[:, None] * X[j] - pushed @ X
+    S = -(X[i].T @ Y + Y.T @ X[i])
+    return S, np.bincount(j, count, minlength=X.shape[0]) - pushed.sum(axis=0)
 
 
 @validate_params({"M": ["array-like"], "X": ["array-like"], "y": ["array-like"],
@@ -975,34 +971,26 @@ def _check_targets_of_classes(targets, y, y_idx):
 
 
 def _lmnn_loss(M, X, y_idx, targets, mu):
-    r"""LMNN's loss, a subgradient and the number of positive hinges.
-
-    The margins come a block of target pairs ``(i, j)`` at a time
-    (:func:`_lmnn_margin_rows`), and the subgradient from the hinge weights: a pair with ``c`` active
-    impostors ``l`` adds :math:`\mu(c\,A_{ij} - \sum_l A_{il})`, with
-    :math:`A_{ab} = (x_a - x_b)(x_a - x_b)^\top`, summed as
-    :math:`\mu(c\,x_j x_j^\top - \sum_l x_l x_l^\top) - x_i y^\top - y x_i^\top` with
-    :math:`y = \mu(c\,x_j - \sum_l x_l)` (the terms in :math:`x_i x_i^\top` cancel).
-    Memory O(block x n + n k), time O(k n^2 d + n d^2) per call, whatever the number of
-    triplets (about ``k n^2``).
-    """
+    """LMNN's loss, a subgradient and the number of positive hinges, from the margins of
+    :func:`_lmnn_margin_rows` and the sums of :func:`_lmnn_hinge_parts`, a block of target
+    pairs at a time: memory O(block x n + n k), time O(k n^2 d + n d^2) per call, whatever
+    the number of triplets (about ``k n^2``)."""
     n = X.shape[0]
     D0 = X[targets[:, 0]] - X[targets[:, 1]]
     loss = (1 - mu) * float(np.einsum("pi,ij,pj->", D0, M, D0))
     grad = (1 - mu) * (D0.T @ D0)
     n_active = 0
-    point_weight = np.zeros(n)          # the weight of x_k x_k' in the sum above
+    point_weight = np.zeros(n)
     for _, i, j, margin, impostor in _lmnn_margin_rows(M, X, targets, y_idx):
         active = (margin > 0) & impostor
-        count = active.sum(axis=1)
-        if not count.any():
+        n_block = int(active.sum())
+        if n_block == 0:
             continue
-        n_active += int(count.sum())
+        n_active += n_block
         loss += mu * float(margin[active].sum())
-        pushed = active.astype(float)
-        Y = mu * (count[:, None] * X[j] - pushed @ X)
-        grad -= X[i].T @ Y + Y.T @ X[i]
-        point_weight += mu * (np.bincount(j, count, minlength=n) - pushed.sum(axis=0))
+        S, w = _lmnn_hinge_parts(X, i, j, active)
+        grad += mu * S
+        point_weight += mu * w
     grad += (X.T * point_weight) @ X
     return float(loss), (grad + grad.T) / 2, n_active
 
@@ -1058,8 +1046,9 @@ class LMNN(_MetricTransformer):
     Cost: the triplets (each target pair with every point of another class, about
     :math:`k n^2` of them) are never held at once: every pass over them (a loss and
     subgradient, a selection of the working set, the certificate) walks them in blocks of
-    target pairs, so memory is O(nk) plus one block (``_LMNN_TRIPLET_BLOCK_ENTRIES``
-    triplets times features), and time is O(k n^2 d) per pass.  The target neighbours
+    target pairs, reading a block's margins from its rows of squared distances (one
+    matrix product), so memory is O(nk) plus one block (``_LMNN_TRIPLET_BLOCK_ENTRIES``
+    target pairs times points), and time is O(k n^2 d) per pass.  The target neighbours
     take O(sum of the squared class sizes x d) once (:func:`lmnn_target_neighbors`); the
     active-set stage holds its working set (on wine 1,222 of 62,574 triplets).
 
@@ -1584,20 +1573,26 @@ def _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu):
     # one pass over the triplets, in blocks, for every width: the active triplets' sum of
     # A_t and their count, the ties listed while their fit stays affordable
     pushed = {w: np.zeros((d, d)) for w in _LMNN_TIE_WIDTHS}
+    point_weight = {w: np.zeros(Xu.shape[0]) for w in _LMNN_TIE_WIDTHS}
     n_active = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
     n_ties = dict.fromkeys(_LMNN_TIE_WIDTHS, 0)
     tied = {w: [] for w in _LMNN_TIE_WIDTHS}
-    for _, i, j, l in _lmnn_blocks(targets, y_idx, d):
-        margins, Dj, Dl = _lmnn_block_margins(M, Xu, i, j, l)
+    for _, i, j, margins, impostor in _lmnn_margin_rows(M, Xu, targets, y_idx):
         for width in _LMNN_TIE_WIDTHS:
-            active, ties = margins > width, np.abs(margins) <= width
-            pushed[width] += Dj[active].T @ Dj[active] - Dl[active].T @ Dl[active]
+            active = impostor & (margins > width)
+            ties = impostor & (np.abs(margins) <= width)
+            S, w = _lmnn_hinge_parts(Xu, i, j, active)
+            pushed[width] += S
+            point_weight[width] += w
             n_active[width] += int(active.sum())
             n_ties[width] += int(ties.sum())
             if n_ties[width] * d * d <= _LMNN_TIE_FIT_MAX_ENTRIES:
-                tied[width].append((Dj[ties], Dl[ties]))
+                r, l = np.nonzero(ties)
+                tied[width].append((Xu[i[r]] - Xu[j[r]], Xu[i[r]] - Xu[l]))
             else:          # too many to fit: none is kept
                 tied[width].clear()
+    for width in _LMNN_TIE_WIDTHS:
+        pushed[width] += (Xu.T * point_weight[width]) @ Xu
     best, skipped = -np.inf, 0
     for width in _LMNN_TIE_WIDTHS:
         Z = (1 - mu) * P + mu * pushed[width]
