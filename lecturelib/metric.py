@@ -1304,6 +1304,9 @@ _LMNN_TIE_WIDTHS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 # multiplier 0, a valid but looser bound) and LMNN says so: on np.eye(60), every distance
 # tied, 3,600 x thousands of ties did not return in 200 s.
 _LMNN_TIE_FIT_MAX_ENTRIES = 1_000_000
+# the most ties fitted by the exact least-squares solver (a ties x ties factorisation:
+# 32 MB here); more go to LSMR
+_LMNN_TIE_FIT_EXACT_MAX = 2_000
 # The same for MENN's certificate of solver="cvxpy" (fewer: each fit is a least-squares
 # problem with s^2 rows), and the largest dual SDP over the ties' multipliers it solves
 # (ties times s^2 entries of its constraint matrix; beyond, the certificate does without).
@@ -1604,7 +1607,11 @@ def _lmnn_certified_gap(M, loss, Xu, targets, y_idx, mu):
             Al = np.concatenate([b for _, b in tied[width]])
             cols = ((Aj @ M)[:, None, :] * Aj[:, :, None]
                     - (Al @ M)[:, None, :] * Al[:, :, None]).reshape(len(Aj), -1)  # A_t M
-            alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu)).x
+            # the exact solver factors a ties x ties matrix (1.2 GB for 12,000 ties at
+            # d = 3); beyond a few thousand ties the iterative one keeps memory linear
+            solver = "exact" if len(Aj) <= _LMNN_TIE_FIT_EXACT_MAX else "lsmr"
+            alpha = lsq_linear(cols.T, -(Z @ M).ravel(), bounds=(0.0, mu),
+                               lsq_solver=solver).x
             Z = Z + (Aj.T * alpha) @ Aj - (Al.T * alpha) @ Al
             dual += float(alpha.sum())
         best = max(best, _lmnn_dual_bound(Z, dual, loss, P, mu))
