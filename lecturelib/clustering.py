@@ -1296,6 +1296,53 @@ def _largest_eigenpairs_lanczos(Kp, k, random_state, max_restarts=_LANCZOS_RESTA
     return 1.0 - vals, vecs
 
 
+def _leading_eigenpairs_by_component(Kp, k, part, n_parts, null_vector, random_state):
+    r"""The ``k`` largest eigenpairs of a sparse ``Kp`` whose graph has ``n_parts``
+    connected components (``part`` labels them), component by component.
+
+    ``Kp`` is block diagonal, so its eigenpairs are those of its blocks, each vector
+    zero outside its block.  Each block has the eigenvalue 1 once, with the block's part
+    of ``null_vector`` (:math:`D^{1/2}\mathbf 1` or :math:`\mathbf 1`) as its exact
+    eigenvector; up to ``k - n_parts`` more come from the block itself (LAPACK for at most
+    200 points, else Lanczos on the block, which is connected, and LOBPCG with a
+    multigrid preconditioner when Lanczos runs out of restarts).  The ``k`` largest of
+    all are returned, ties (the eigenvalue 1 of several blocks) in the order of the
+    blocks, which ``connected_components`` numbers from the lowest point index.  On
+    two-moon data (two components, two clusters) nothing is iterated at all.
+    """
+    n = Kp.shape[0]
+    found = []                       # (eigenvalue, block, rank in block, points, vector)
+    for b in range(n_parts):
+        idx = np.flatnonzero(part == b)
+        # each block's eigenvalue 1 is among the k largest as long as k >= n_parts; the
+        # rest are below 1, and at most k - n_parts of them can be among the k largest
+        kb = min(1 + max(0, k - n_parts), idx.size)
+        top = null_vector[idx] / np.linalg.norm(null_vector[idx])
+        vals, vecs = np.array([1.0]), top[:, None]
+        if kb > 1:
+            Kb = Kp[idx][:, idx]
+            if idx.size <= 200 or kb >= idx.size - 1:
+                w, V = eigh(Kb.toarray(), subset_by_index=[idx.size - kb, idx.size - 1])
+                w, V = w[::-1], V[:, ::-1]
+            else:
+                pairs = _largest_eigenpairs_lanczos(Kb, kb, random_state)
+                if pairs is None:
+                    Lb = sp.identity(idx.size, format="csr") - Kb
+                    pairs = _smallest_laplacian_eigenpairs_amg(Lb, kb, random_state,
+                                                               null_vector[idx])
+                lam, V = pairs
+                order = np.argsort(lam)
+                w, V = 1.0 - lam[order], V[:, order]
+            # the computed top pair is the known one, up to rounding: keep the exact one
+            vals, vecs = np.r_[1.0, w[1:]], np.column_stack([top, V[:, 1:]])
+        found += [(vals[r], b, r, idx, vecs[:, r]) for r in range(kb)]
+    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    out = np.zeros((n, k))
+    for c, (_, _, _, idx, v) in enumerate(found[:k]):
+        out[idx, c] = v
+    return np.array([f[0] for f in found[:k]]), out
+
+
 @validate_params({"K": ["array-like", _SPARSE], "n_components": [_POSITIVE_INT],
                   "normalization": [Options("normalized", "ratio")],
                   "eigen_solver": [Options("auto", "dense", "arpack", "lanczos", "amg")],
@@ -1325,8 +1372,10 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
     the copies of a repeated eigenvalue (it finds one vector of the eigenvalue 1 of a graph
     with several connected components). ``"auto"``, for sparse input with more than 200
     points, runs ``"lanczos"`` on a connected graph for at most 30 restarts and
-    ``"amg"`` when they do not suffice or the graph is not connected; ``"dense"``
-    otherwise.
+    ``"amg"`` when they do not suffice; on a graph of several connected components it
+    solves component by component (the matrix is block diagonal, and each block's
+    eigenvalue 1 and its eigenvector are known exactly), the same way within each block;
+    ``"dense"`` otherwise.
 
     Parameters
     ----------
@@ -1373,12 +1422,17 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
         vals, vecs = vals[::-1], vecs[:, ::-1]
     else:
         Kp = sp.csr_matrix(Kp)
+        null_vector = np.sqrt(_degrees(K)) if normalization == "normalized" else np.ones(n)
+        n_parts, part = connected_components(K, directed=False)
+        if eigen_solver == "auto" and n_parts > 1:
+            vals, vecs = _leading_eigenpairs_by_component(Kp, k, part, n_parts, null_vector,
+                                                          random_state)
+            return vals, _flip_signs(vecs)
         L = sp.identity(n, format="csr") - Kp
         found = None
         # single-vector Lanczos finds one vector of a repeated eigenvalue only: a graph of
         # c > 1 connected components has eigenvalue 1 c times, left to the block method
-        if eigen_solver == "lanczos" or (eigen_solver == "auto"
-                                         and connected_components(K, directed=False)[0] == 1):
+        if eigen_solver == "lanczos" or eigen_solver == "auto":
             found = _largest_eigenpairs_lanczos(
                 Kp, k, random_state, None if eigen_solver == "lanczos" else _LANCZOS_RESTARTS)
         if found is not None:
@@ -1386,8 +1440,6 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
         elif eigen_solver == "arpack":
             lam, vecs = _smallest_laplacian_eigenpairs(L, k, random_state)
         else:
-            null_vector = (np.sqrt(_degrees(K)) if normalization == "normalized"
-                           else np.ones(n))
             lam, vecs = _smallest_laplacian_eigenpairs_amg(L, k, random_state, null_vector)
         order = np.argsort(lam)
         vals, vecs = 1.0 - lam[order], vecs[:, order]

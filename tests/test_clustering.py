@@ -523,12 +523,38 @@ def test_sparse_eigensolvers_without_factorisation_match_dense(normalization, so
 def test_auto_eigensolver_finds_every_component_of_a_disconnected_graph():
     """The chapter's moons and blob: three connected components, eigenvalue 1 three times.
     Single-vector Lanczos found one copy (eigenvalues 1, 0.9991, 0.9989, ARI 0.19); the
-    default leaves such a graph to LOBPCG."""
+    default solves such a graph component by component."""
     X, y = make_moons(n_samples=500, noise=0.06, random_state=0)
     Xb, _ = make_blobs(n_samples=250, centers=[[0.5, -1.6]], cluster_std=0.15, random_state=0)
     sc = cl.SpectralClustering(3, affinity="knn", random_state=0).fit(np.vstack([X, Xb]))
     np.testing.assert_allclose(sc.eigenvalues_, 1.0, atol=1e-9)
     assert adjusted_rand_score(np.r_[y, np.full(250, 2)], sc.labels_) == 1.0
+
+
+@pytest.mark.parametrize("normalization", ["normalized", "ratio"])
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_auto_eigensolver_solves_a_disconnected_graph_component_by_component(k, normalization):
+    """A graph of three components (two moons of 600 points, a blob of 300) is block
+    diagonal: "auto" takes each block's known eigenvalue 1 and, for k above three, the next
+    eigenpairs of the blocks themselves.  The eigenvalues and the spaces they span equal
+    LAPACK's on the dense matrix; with k = 2 the first two blocks' indicators are taken
+    (eigenvalue 1 three times: any two of its vectors are a valid answer)."""
+    X, _ = make_moons(n_samples=1200, noise=0.06, random_state=0)
+    Xb, _ = make_blobs(n_samples=300, centers=[[0.5, -1.6]], cluster_std=0.15, random_state=0)
+    W = cl.SpectralClustering(3, affinity="knn", random_state=0).fit(np.vstack([X, Xb])).affinity_matrix_
+    from scipy.sparse.csgraph import connected_components
+    n_parts, part = connected_components(W, directed=False)
+    assert n_parts == 3
+    vals, V = cl.spectral_embedding(W, k, normalization=normalization, random_state=0)
+    v_dense, V_dense = cl.spectral_embedding(W.toarray(), max(k, 3), normalization=normalization,
+                                             eigen_solver="dense")
+    np.testing.assert_allclose(vals, v_dense[:k], atol=1e-9)
+    np.testing.assert_allclose(V.T @ V, np.eye(k), atol=1e-9)
+    if k >= 3:   # the same invariant subspace
+        np.testing.assert_allclose(V @ V.T, V_dense[:, :k] @ V_dense[:, :k].T, atol=1e-6)
+    else:        # eigenvalue 1's vectors: constant on one block (times sqrt(d)), zero elsewhere
+        for c in range(k):
+            assert np.count_nonzero(V[:, c]) == np.count_nonzero(part == c)
 
 
 def test_auto_eigensolver_switches_to_amg_when_lanczos_is_slow(monkeypatch):
