@@ -1357,6 +1357,7 @@ def test_lmnn_target_neighbors_at_40000_points_within_3_gb():
         np.testing.assert_array_equal(targets[targets[:, 0] == i, 1], expected[expected != i][:3])
 
 
+@pytest.mark.full
 def test_lmnn_certificate_fits_thousands_of_ties_in_linear_memory():
     """The certificate fits the multipliers of tied triplets by bounded least squares; the
     exact solver factors a ties x ties matrix (239 MB for 3,085 ties at n = 5,000, 1 GB at
