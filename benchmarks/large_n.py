@@ -40,10 +40,10 @@ more fails with MemoryError instead of pushing the machine into swap.
 - ``lmnn_target_neighbors(k=3)`` works class by class in blocks of rows; beside it
   scikit-learn's ``NearestNeighbors`` fitted per class.
 - ``LMNN one step``: LMNN's target neighbours, one subgradient step and its certificate,
-  each pass walking the k n^2 triplets in blocks (before issue 52: every triplet listed
-  at once and n x n matrices, 5.3 GB at n = 4,000, MemoryError at 10,000).  A pass costs
-  k n^2 d: a full fit (hundreds of steps) at n = 30,000 would take hours here, so the case
-  measures the memory of the passes at smaller n.
+  each pass walking the k n^2 triplets in blocks of target pairs (before issue 52: every
+  triplet listed at once and n x n matrices, 5.3 GB at n = 4,000, MemoryError at 10,000).
+  A pass costs k n^2 d: a full fit (hundreds of steps) at n = 30,000 would take hours
+  here, so the case measures the memory of its passes.
 
 Issue 52 adds two cases, run by ``--spectral`` (``.venv/bin/python benchmarks/large_n.py
 --spectral 30000 100000``) on their own data (``make_data`` with 5 and 20 features; its
@@ -205,15 +205,17 @@ READING = (
     "KD-tree visits a few points per query and makes no such promise, hence its time "
     "ratio.  `IncompleteCholesky` picks each pivot greedily (about rank^2 x n work); "
     "`Nystroem` samples its landmarks at random.  `LMNN one step` holds the target "
-    "pairs and one block of triplets (about 2^20 / d of them) at a time; its peak is "
-    "set by two other bounded parts, the target neighbours' block of distances (traced "
-    "separately: 42, 158 and 164 MB at n = 3,000, 6,000 and 12,000, at its cap of 2^22 "
-    "entries from 6,000 on) and the certificate's fit of the tied triplets (at most "
-    "1e6 entries), so its exponent between 3,000 and 6,000 (about 2) is these parts "
-    "reaching their caps, not a growth that continues; it was not run at 30,000, where "
-    "a pass over the 1.8e9 triplets would take about half an hour at the rate "
-    "measured here (about 1e6 triplets a second under this load) and a fit hundreds of "
-    "passes.  Before issue 52 LMNN took 5.3 GB at n = 4,000 (issue 52's figure) and a "
+    "pairs and one block of margins (2^20 entries: target pairs x points) at a time, each "
+    "block read off one product of distance rows; its peak is set by the target neighbours' "
+    "block of distances (158 to 164 MB from n = 6,000 on, at its cap of 2^22 entries), "
+    "so its exponent between 3,000 and 6,000 is that block reaching its cap and from "
+    "6,000 to 30,000 it is flat: 166 MB at n = 30,000, against issue 52's 2 GB.  A pass "
+    "over the 1.8e9 triplets of n = 30,000 takes about a minute here (the one-step call "
+    "makes three, plus the certificate), so a full fit there (hundreds of steps) would "
+    "still take hours; the memory is what one step shows.  Until this run the "
+    "certificate's least-squares fit of the tied triplets factored a ties x ties matrix "
+    "(1 GB at n = 10,000); thousands of ties now go to LSMR.  "
+    "Before issue 52 LMNN took 5.3 GB at n = 4,000 (issue 52's figure) and a "
     "traced 60 MB at n = 600 (tests/test_metric.py).  Resident peaks below about 16 MB are partly hidden by the "
     "worker's earlier high-water mark; the traced peaks are exact.")
 
@@ -402,8 +404,9 @@ SPECTRAL_READING = (
     "Reading the results: both lecturelib cases stay far under 1 GB at n = 100,000 "
     "(KernelPCA: the n x 300 Nystroem features, 229 MB, are most of it), with memory "
     "growing as n^0.86 to n^1.01. SpectralClustering's eigensolver (Lanczos on the "
-    "normalised affinity, or LOBPCG with a multigrid preconditioner when the graph is not "
-    "connected or Lanczos is slow) works with the sparse graph alone; before, its shift-invert "
+    "normalised affinity, or LOBPCG with a multigrid preconditioner when Lanczos is slow; "
+    "a graph of several connected components block by block) works with the sparse graph "
+    "alone; before, its shift-invert "
     "LU filled in (1.2 GB and 174 s at n = 30,000, d = 5). Its CPU time at n = 100,000 is "
     "22 s (d = 5) and 35 s (d = 20), within the 60 s target, but the wall time on this "
     "loaded machine was 4 to 7 times longer. In 20 dimensions scikit-learn's "

@@ -344,13 +344,16 @@ NOISE_NOTE = """\
   version named above is then that run's)."""
 
 SPECTRAL_SCOPE_NOTE = """\
-- **SpectralClustering covers 2-D moons only.** A 10-nearest-neighbour graph in two
-  dimensions is nearly planar, so the sparse LU of the shift-invert route the rows used
-  to measure barely filled in; in 5 dimensions it took 1.2 GB and 174 s at n = 30,000 and
-  did not finish at 100,000 (issue 52). The default solver is now LOBPCG with a multigrid
-  preconditioner; `benchmarks/LARGE_N.md` measures it at n = 100,000 with 5 and 20
-  features. The SpectralClustering and KMeans-wine rows were re-measured alone (`--only`)
-  on 7 December 2026, under a one-minute load average of 11 to 17."""
+- **SpectralClustering covers 2-D moons only.** The moons' 10-nearest-neighbour graph has
+  two connected components; since issue 52 the default solver takes such a graph block by
+  block, where each block's eigenvalue 1 and its eigenvector are known exactly, so with two
+  clusters nothing is iterated, while scikit-learn runs shift-invert ARPACK on the whole
+  Laplacian (and warns that the graph is not connected). On a connected graph the default
+  is Lanczos, then LOBPCG with a multigrid preconditioner, whose memory is linear in n (the
+  shift-invert LU filled in to 1.2 GB at n = 30,000 in five dimensions): `benchmarks/
+  LARGE_N.md` measures it at n = 100,000 with 5 and 20 features. The SpectralClustering
+  rows were re-measured alone (`--only`) on 7 December 2026, the KMeans-wine rows on the
+  same day before them."""
 
 TIME_GAP_CAUSES = {
     "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
@@ -377,14 +380,6 @@ TIME_GAP_CAUSES = {
                        "3x needs about 7 microseconds a step, which only a compiled inner loop "
                        "(Cython or Numba, a new build dependency) gives; shrinking would shorten "
                        "the vectors but not the number of calls.",
-    "SpectralClustering": "issue 52 traded this time for memory that is linear in n: the 10-NN "
-                          "graph of the 2-D moons has two connected components, so the default "
-                          "solver is now LOBPCG with a multigrid preconditioner (1.43 s of CPU at "
-                          "n = 50,000), where the shift-invert LU that both sides used before is "
-                          "cheap in two dimensions (0.44 s; scikit-learn's ARPACK does the same) "
-                          "but filled in to 1.2 GB at n = 30,000 in five dimensions and did not "
-                          "finish at 100,000 (benchmarks/LARGE_N.md). eigen_solver='arpack' keeps "
-                          "the shift-invert route for planar graphs.",
     "PCA": "a gap within the noise above (about 1 ms in 11; the previous full run, on an "
            "Intel Xeon of the same size, measured 0.94x); not profiled.",
     "KMeans": "profiling shows no single hot spot: each Lloyd iteration makes about ten NumPy "
