@@ -1474,7 +1474,8 @@ def _lmnn_restricted_ipm(Xu, wi, wj, wl, P, mu, M_start, max_iter=100):
     best = None
     for it in range(max_iter):
         primal = c @ x + mu * xi.sum()
-        gap = (primal - alpha.sum()) / max(abs(primal), 1e-300)
+        # relative to the loss, or absolute below 1 (an empty working set has optimum 0)
+        gap = (primal - alpha.sum()) / max(abs(primal), 1.0)
         if best is None or gap < 0.9 * best[2]:
             best = (M.copy(), alpha.copy(), gap, it)
         if gap <= _LMNN_IPM_GAP or it - best[3] >= 5:
@@ -1496,9 +1497,13 @@ def _lmnn_restricted_ipm(Xu, wi, wj, wl, P, mu, M_start, max_iter=100):
         weight = ar / (1 + ar * xb)
         # F' diag(weight) F by a symmetric rank-k update (its upper triangle, which is all
         # that cho_factor reads), half the work of a general product
-        H = dsyrk(1.0, np.sqrt(weight)[:, None] * F, trans=1)
-        H += KJ[flat] + KJ[flat_t] * off[:, None]
-        factor = cho_factor(H, lower=False, overwrite_a=True)
+        H = KJ[flat] + KJ[flat_t] * off[:, None]
+        if F.shape[0]:
+            H += dsyrk(1.0, np.sqrt(weight)[:, None] * F, trans=1)
+        try:
+            factor = cho_factor(H, lower=False, overwrite_a=True)
+        except np.linalg.LinAlgError:      # the same, seen in the Newton system
+            break
         M_inv = np.linalg.inv(M)
 
         def direction(target, second_order=None):

@@ -451,6 +451,17 @@ def test_lmnn_interior_point_method_equals_clarabel_on_a_restricted_problem(wine
     assert (ipm - alpha.sum()) / ipm <= 1e-6
 
 
+def test_lmnn_interior_point_method_on_an_empty_working_set():
+    """No triplet in the working set (every margin below -0.5 at the start): the
+    restricted optimum is M = 0; the method reaches it (it printed BLAS errors for the
+    empty block and stalled at its start before)."""
+    rng = np.random.default_rng(0)
+    Xu = rng.normal(size=(30, 22))
+    none = np.array([], dtype=int)
+    M, alpha = metric._lmnn_restricted_ipm(Xu, none, none, none, Xu.T @ Xu, 0.5, np.eye(22))
+    assert alpha.shape == (0,) and np.abs(M).max() < 1e-8
+
+
 def _z_of(Xu, wi, wj, wl, alpha):
     """sum_t alpha_t A_t for the triplets (wi, wj, wl)."""
     Dj, Dl = Xu[wi] - Xu[wj], Xu[wi] - Xu[wl]
