@@ -407,15 +407,17 @@ SPECTRAL_READING = (
     "normalised affinity, or LOBPCG with a multigrid preconditioner when Lanczos is slow; "
     "a graph of several connected components block by block) works with the sparse graph "
     "alone; before, its shift-invert "
-    "LU filled in (1.2 GB and 174 s at n = 30,000, d = 5). Its CPU time at n = 100,000 is "
-    "22 s (d = 5) and 35 s (d = 20), within the 60 s target, but the wall time on this "
-    "loaded machine was 4 to 7 times longer. In 20 dimensions scikit-learn's "
-    "`kneighbors_graph` falls back to brute force, n^2 distances (2.9 s of the 3.4 s at "
-    "n = 30,000), hence the n^1.9 growth of CPU time there; the eigensolver itself is near "
-    "linear. scikit-learn's `eigen_solver=\"amg\"` stops after LOBPCG's default 20 "
-    "iterations at a loose tolerance; lecturelib's solvers run to 1e-10 (Lanczos) or a "
-    "residual of 2e-8 (LOBPCG), so at d = 5 it takes 2.7x scikit-learn's CPU time for an "
-    "embedding that matches LAPACK's to 1e-9 (tests/test_clustering.py).")
+    "LU filled in (1.2 GB and 174 s at n = 30,000, d = 5). At n = 100,000 it takes 15.5 s "
+    "(d = 5) and 31 s (d = 20), wall and CPU alike on a machine otherwise idle, within "
+    "the 60 s target (an earlier run under a load average of 11 to 16 measured 22 and 35 s "
+    "of CPU and 4 to 7 times that in wall time). In 20 dimensions scikit-learn's "
+    "`kneighbors_graph` falls back to brute force, n^2 distances (2.9 s of 3.4 s at "
+    "n = 30,000 in that earlier run), hence the n^1.9 growth of time there; the eigensolver "
+    "itself is near linear. scikit-learn's `eigen_solver=\"amg\"` stops after LOBPCG's "
+    "default 20 iterations at a loose tolerance; lecturelib's solvers run to 1e-10 "
+    "(Lanczos) or a residual of 2e-8 (LOBPCG), so at d = 5 it takes 3.3x scikit-learn's "
+    "time for an embedding that matches LAPACK's to 1e-9 (tests/test_clustering.py); at "
+    "d = 20 scikit-learn's graph takes more memory (531 MB) and time (52 s).")
 
 
 def make_spectral_data(n, d):
@@ -560,8 +562,9 @@ def spectral_section():
     load = stored["load_average"]
     lines += ["", f"Measured {stored['limits']['date']} on {os.cpu_count()} cores shared with "
               f"other sessions (one-minute load average {load[0]:.1f} at the start, "
-              f"{load[1]:.1f} at the end): wall times are inflated by the load, CPU times much "
-              "less so."]
+              f"{load[1]:.1f} at the end)"
+              + ("." if max(load) <= os.cpu_count() else ": wall times are inflated by the "
+                 "load, CPU times much less so.")]
     return lines
 
 
