@@ -1430,8 +1430,8 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
             return vals, _flip_signs(vecs)
         L = sp.identity(n, format="csr") - Kp
         found = None
-        # single-vector Lanczos finds one vector of a repeated eigenvalue only: a graph of
-        # c > 1 connected components has eigenvalue 1 c times, left to the block method
+        # single-vector Lanczos finds one vector of a repeated eigenvalue only: "auto" has
+        # taken a graph of c > 1 components (eigenvalue 1 c times) block by block above
         if eigen_solver == "lanczos" or eigen_solver == "auto":
             found = _largest_eigenpairs_lanczos(
                 Kp, k, random_state, None if eigen_solver == "lanczos" else _LANCZOS_RESTARTS)
