@@ -15,7 +15,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell
 
-from gradingtools import break_q3, cell_with, course_of, every_set, toy_solution, write_variant
+from gradingtools import (break_q3, cell_with, course_of, every_set, everyday_and_full, toy_solution,
+                          write_variant)
 from lecturelib import grading
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -208,8 +209,7 @@ get_ipython().events.register("pre_run_cell", _fake)
 SLOW_CHEATS = {"loops_forever", "swallows_interrupts"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.full) if n in SLOW_CHEATS else n
-                                  for n in sorted(CHEATS)])
+@pytest.mark.parametrize("name", everyday_and_full(sorted(CHEATS), set(CHEATS) - SLOW_CHEATS))
 def test_cheater_scores_what_real_answers_earn(toy, name):
     def edit(cells):
         break_q3(cells)
