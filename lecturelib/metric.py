@@ -1455,8 +1455,8 @@ def _lmnn_restricted_ipm(Xu, wi, wj, wl, P, mu, M_start, max_iter=100):
         S[b, a] = v
         return S
 
-    def dual_matrix(alpha):                       # Z = C + sum_t alpha_t A_t
-        return C + smat((F.T @ alpha) / twice)
+    def pushed(alpha):                            # sum_t alpha_t A_t
+        return smat((F.T @ alpha) / twice)
 
     # a strictly feasible start: M inside the cone, xi above both of its bounds, and the
     # largest alpha = mu / 2^k that leaves Z positive definite
@@ -1466,10 +1466,10 @@ def _lmnn_restricted_ipm(Xu, wi, wj, wl, P, mu, M_start, max_iter=100):
     xi = np.maximum(margin, 0) + 1.0
     r = xi - margin
     alpha = np.full(F.shape[0], mu / 2)
-    Z = dual_matrix(alpha)
+    Z = C + pushed(alpha)
     while np.linalg.eigvalsh(Z)[0] <= 1e-8 * np.trace(C) / d:
         alpha /= 2
-        Z = dual_matrix(alpha)
+        Z = C + pushed(alpha)
     n_pairs = 2 * F.shape[0] + d               # complementary pairs, the PSD block as d
     best = None
     for it in range(max_iter):
@@ -1516,29 +1516,29 @@ def _lmnn_restricted_ipm(Xu, wi, wj, wl, P, mu, M_start, max_iter=100):
             dx = cho_solve(factor, R[a, b] * twice - F.T @ h)
             u = F @ dx
             dr = (e2 + xb * e1 - u) / (1 + ar * xb)
-            return dx, h + weight * u, dr, dr + u
+            da = h + weight * u
+            return dx, da, dr, dr + u, smat(dx), pushed(da)
 
-        def step_lengths(dx, da, dr, dxi):
-            primal_step = min(_psd_step(M, smat(dx)), _positive_step(xi, dxi),
-                              _positive_step(r, dr))
-            dual_step = min(_psd_step(Z, smat((F.T @ da) / twice)), _positive_step(alpha, da),
+        def step_lengths(da, dr, dxi, dM, dZ):
+            primal_step = min(_psd_step(M, dM), _positive_step(xi, dxi), _positive_step(r, dr))
+            dual_step = min(_psd_step(Z, dZ), _positive_step(alpha, da),
                             _positive_step(beta, -da))
             return primal_step, dual_step
 
         comp = alpha @ r + beta @ xi + np.sum(M * Z)
-        dx, da, dr, dxi = direction(0.0)                       # the predictor
-        sp, sd = (min(1.0, s) for s in step_lengths(dx, da, dr, dxi))
+        dx, da, dr, dxi, dM, dZ = direction(0.0)                 # the predictor
+        sp, sd = (min(1.0, s) for s in step_lengths(da, dr, dxi, dM, dZ))
         alpha_aff = alpha + sd * da
         comp_aff = (alpha_aff @ (r + sp * dr) + (mu - alpha_aff) @ (xi + sp * dxi)
-                    + np.sum((M + sp * smat(dx)) * (Z + sd * smat((F.T @ da) / twice))))
+                    + np.sum((M + sp * dM) * (Z + sd * dZ)))
         sigma = (comp_aff / comp) ** 3
         # the corrector: second-order terms of the pairs, the PSD block's in scaled space
-        prod = (G_inv @ smat(dx) @ G_inv.T) @ (G.T @ smat((F.T @ da) / twice) @ G)
+        prod = (G_inv @ dM @ G_inv.T) @ (G.T @ dZ @ G)
         S = (prod + prod.T) / (v[:, None] + v[None, :])
-        dx, da, dr, dxi = direction(sigma * comp / n_pairs, (da, dr, dxi, S))
-        sp, sd = (min(1.0, 0.98 * s) for s in step_lengths(dx, da, dr, dxi))
+        dx, da, dr, dxi, dM, dZ = direction(sigma * comp / n_pairs, (da, dr, dxi, S))
+        sp, sd = (min(1.0, 0.98 * s) for s in step_lengths(da, dr, dxi, dM, dZ))
         x, xi, r, alpha = x + sp * dx, xi + sp * dxi, r + sp * dr, alpha + sd * da
-        M, Z = smat(x), dual_matrix(alpha)
+        M, Z = smat(x), C + pushed(alpha)
     return best[0], best[1]
 
 
