@@ -1422,12 +1422,14 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
         vals, vecs = vals[::-1], vecs[:, ::-1]
     else:
         Kp = sp.csr_matrix(Kp)
+        # the eigenvector of eigenvalue 1 on each connected component, known exactly
         null_vector = np.sqrt(_degrees(K)) if normalization == "normalized" else np.ones(n)
-        n_parts, part = connected_components(K, directed=False)
-        if eigen_solver == "auto" and n_parts > 1:
-            vals, vecs = _leading_eigenpairs_by_component(Kp, k, part, n_parts, null_vector,
-                                                          random_state)
-            return vals, _flip_signs(vecs)
+        if eigen_solver == "auto":
+            n_parts, part = connected_components(K, directed=False)
+            if n_parts > 1:
+                vals, vecs = _leading_eigenpairs_by_component(Kp, k, part, n_parts,
+                                                              null_vector, random_state)
+                return vals, _flip_signs(vecs)
         L = sp.identity(n, format="csr") - Kp
         found = None
         # single-vector Lanczos finds one vector of a repeated eigenvalue only: "auto" has
