@@ -18,7 +18,10 @@ The dual of the soft-margin problem (the notes' weight :math:`\\nu` is written
 :class:`SVC` solves it by sequential minimal optimisation (Platt 1998): at each step
 only two multipliers move, along the line that keeps :math:`\\sum_i y_i\\mu_i = 0`,
 and the pair is chosen by the second-order working-set rule of Fan, Chen and Lin
-(2005), the rule of LIBSVM.
+(2005), the rule of LIBSVM.  With a linear kernel it can instead start from a
+primal-dual interior-point method (Mehrotra's predictor-corrector), whose Newton systems
+are d x d through the Sherman-Morrison-Woodbury identity (Ferris and Munson 2003); SMO
+then finishes from that point under the same stopping rule.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections import OrderedDict
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.linalg.lapack import dpotrf, dpotrs
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
@@ -313,22 +317,20 @@ class _KernelRows:
         return r
 
 
-def _smo(rows, y, C, tol, max_iter, record):
+def _smo(rows, y, C, tol, max_iter, record, start=None):
     """Solve the dual; returns (mu, F, n_iter, history, stop, violation) with
     F_t = y_t - sum_s mu_s y_s K_ts; ``stop`` is "converged", "cap" or "stalled" (a step
     that changed no multiplier: the same pair would be chosen again forever), and
     ``violation`` the largest KKT violation max F(I_up) - min F(I_low) at the stop.
+    ``start`` is a feasible (mu, F) to begin from instead of mu = 0.
 
     F is -y * (gradient of the minimised objective 1/2 mu'Qmu - 1'mu).  The maximal
     violating pair is i = argmax F over I_up, and j minimises -(F_i - F_t)^2 / a_it over
     t in I_low with F_t < F_i (Fan, Chen and Lin 2005, WSS 3).
     """
     n = y.size
-    mu = np.zeros(n)
-    F = y.copy()
-    pos = y > 0
-    up = pos.copy()  # may increase y_t mu_t:  (y=+1, mu<C) or (y=-1, mu>0)
-    low = ~pos  # may decrease y_t mu_t: (y=-1, mu<C) or (y=+1, mu>0)
+    mu, F = (np.zeros(n), y.copy()) if start is None else start
+    up, low = _index_sets(mu, y, C)
     diag = rows.diag
     ninf, pinf = np.full(n, -np.inf), np.full(n, np.inf)
     history = []
@@ -402,14 +404,179 @@ def _smo(rows, y, C, tol, max_iter, record):
             history.append(float(mu.sum() - 0.5 * mu @ (1.0 - y * F)))
 
 
+_AUTO_MIN_SAMPLES = 500  # solver="auto": where the interior point overtakes SMO
+_AUTO_MAX_FEATURES = 100  # (benchmarks/svm_solvers.py)
+_IPM_MAX_ITER = 100  # Mehrotra's method needs 15 to 30 iterations on well-posed problems
+_IPM_STEP = 0.99  # fraction of the distance to the boundary that a step may go
+_NEAR_A_BOUND = 1e-12  # relative to C: a multiplier this close to 0 or C is put on it
+
+
+def _cholesky(A):
+    """LAPACK's Cholesky factor of the symmetric positive definite ``A`` (lower)."""
+    factor, info = dpotrf(A, lower=1, clean=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"the Newton matrix is not positive definite (dpotrf info {info})")
+    return factor
+
+
+def _woodbury_inverse(Z, dinv):
+    """``v -> (D + Z Z')^{-1} v`` for ``D = diag(1 / dinv)``, through the d x d matrix
+    ``I + Z' D^{-1} Z`` (Sherman-Morrison-Woodbury) when Z has fewer columns than rows,
+    else through the n x n matrix itself."""
+    n, d = Z.shape
+    if d < n:
+        M = Z.T @ (Z * dinv[:, None])
+        M.flat[::d + 1] += 1.0
+        factor = _cholesky(M)
+
+        def solve(v):
+            dv = dinv * v
+            return dv - dinv * (Z @ dpotrs(factor, Z.T @ dv, lower=1)[0])
+    else:
+        H = Z @ Z.T
+        H.flat[::n + 1] += 1.0 / dinv
+        factor = _cholesky(H)
+
+        def solve(v):
+            return dpotrs(factor, v, lower=1)[0]
+    return solve
+
+
+def _step_to_boundary(mu, slack, d_mu, z, d_z, u, d_u):
+    """The largest step t <= 1 keeping mu + t d_mu, slack - t d_mu, z + t d_z and u + t d_u positive."""
+    with np.errstate(divide="ignore"):
+        primal = np.min(np.where(d_mu < 0, mu, slack) / np.abs(d_mu))
+        low = np.min(z / np.maximum(-d_z, 0.0))
+        high = np.min(u / np.maximum(-d_u, 0.0))
+    return min(1.0, float(primal), float(low), float(high))
+
+
+def _on_the_faces(mu, slack, z, u, y, C):
+    """The interior point ``mu`` with each multiplier whose bound looks active moved onto it.
+
+    A bound is taken as active when its multiplier exceeds the distance to it (z_t > mu_t
+    for mu_t >= 0, u_t > slack_t = C - mu_t for mu_t <= C), the indicator of El-Bakry,
+    Tapia and Zhang (1994), or when that distance is below ``1e-12 C`` (a multiplier on
+    the bound whose own multiplier is zero too).  The equality ``y'mu = 0`` is then restored on the free multipliers
+    (those it leaves within rounding of a bound go onto it); None if that would leave the
+    box (the indicators are not yet sharp enough).
+    """
+    faces = mu.copy()
+    near = _NEAR_A_BOUND * C
+    faces[(z > mu) | (mu < near)] = 0.0
+    faces[(u > slack) | (slack < near)] = C
+    residual = float(y @ faces)
+    if abs(residual) <= y.size * np.finfo(float).eps * C:  # the sum's own rounding
+        return faces
+    free = (faces > 0) & (faces < C)
+    if free.any():
+        moved = faces[free] - y[free] * (residual / np.count_nonzero(free))
+        rounding = 4 * np.finfo(float).eps * C  # a multiplier this close to a bound is on it
+        moved[np.abs(moved) < rounding] = 0.0
+        moved[np.abs(moved - C) < rounding] = C
+        if np.all((moved >= 0) & (moved <= C)):
+            faces[free] = moved
+            return faces
+    return None
+
+
+def _interior_point_linear(Z, y, C, tol, max_iter, record):
+    r"""Mehrotra's predictor-corrector method for the dual with :math:`Q = ZZ^\top`.
+
+    Minimises :math:`\tfrac12\|Z^\top\mu\|^2 - \mathbf 1^\top\mu` subject to
+    :math:`y^\top\mu = 0` and :math:`0 \le \mu \le C`, with multipliers
+    :math:`z, u \ge 0` for the two bounds and :math:`\nu` for the equality (at the
+    optimum :math:`\nu` is the intercept).  Each Newton system
+    :math:`(Q + D)\Delta\mu + y\Delta\nu = r`, :math:`D = z/\mu + u/(C - \mu)`, is solved
+    through :func:`_woodbury_inverse`.  The iterates keep :math:`y^\top\mu = 0` and stay
+    inside the box.  After each iteration the point moved onto the faces
+    (:func:`_on_the_faces`) is tested with SMO's rule, and the method stops when its
+    violation is below ``tol``.
+
+    Returns (mu, F, n_iter, history) for :func:`_smo` to finish from.
+    """
+    n = y.size
+    pos = y > 0
+    n_pos = np.count_nonzero(pos)
+    # A start inside the box, on y'mu = 0, at the scale 1 / mean K_tt of the multipliers.
+    scale = float(np.einsum("ij,ij->", Z, Z)) / n
+    level = min(0.5 * C, 1.0 / scale) if scale > 0 else 0.5 * C
+    mu = np.where(pos, level * min(n_pos, n - n_pos) / n_pos, level * min(n_pos, n - n_pos) / (n - n_pos))
+    slack = C - mu  # its own iterate: C - mu loses all its digits when mu nears C
+    nu = 0.0
+    grad = Z @ (Z.T @ mu) - 1.0
+    z = np.maximum(grad, 0.0) + 1.0
+    u = np.maximum(-grad, 0.0) + 1.0
+    history = []
+    for it in range(1, max_iter + 1):
+        dual_residual = grad + nu * y - z + u
+        gap = (mu @ z + slack @ u) / (2 * n)
+        try:
+            solve = _woodbury_inverse(Z, 1.0 / (z / mu + u / slack))
+        except np.linalg.LinAlgError:  # the iterates broke down numerically: SMO finishes
+            break
+        h_y = solve(y)
+        y_h_y = float(y @ h_y)
+
+        def direction(t_low, t_high):
+            # Newton step for mu z = t_low, (C - mu) u = t_high and the dual residual.
+            r = -dual_residual + (t_low / mu - z) - (t_high / slack - u)
+            h_r = solve(r)
+            d_nu = float(y @ h_r) / y_h_y
+            d_mu = h_r - d_nu * h_y
+            d_z = (t_low - mu * z - z * d_mu) / mu
+            d_u = (t_high - slack * u + u * d_mu) / slack
+            return d_mu, d_nu, d_z, d_u
+
+        zeros = np.zeros(n)
+        d_mu, _, d_z, d_u = direction(zeros, zeros)
+        step = _step_to_boundary(mu, slack, d_mu, z, d_z, u, d_u)
+        gap_affine = ((mu + step * d_mu) @ (z + step * d_z)
+                      + (slack - step * d_mu) @ (u + step * d_u)) / (2 * n)
+        centring = (gap_affine / gap) ** 3 * gap
+        d_mu, d_nu, d_z, d_u = direction(centring - d_mu * d_z, centring + d_mu * d_u)
+        step = _IPM_STEP * _step_to_boundary(mu, slack, d_mu, z, d_z, u, d_u)
+        if not (math.isfinite(step) and np.all(np.isfinite(d_mu))):
+            break
+        mu = mu + step * d_mu
+        slack = slack - step * d_mu
+        nu += step * d_nu
+        z += step * d_z
+        u += step * d_u
+        w = Z.T @ mu
+        grad = Z @ w - 1.0
+        if record:
+            history.append(float(mu.sum() - 0.5 * w @ w))
+        if (mu @ z + slack @ u) / (2 * n) > tol * level:
+            continue  # the gap is too wide for the faces to pass: z_t ~ gap / mu_t > tol
+        faces = _on_the_faces(mu, slack, z, u, y, C)
+        if faces is None:
+            continue
+        F = y * (1.0 - Z @ (Z.T @ faces))
+        up, low = _index_sets(faces, y, C)
+        if F[up].max(initial=-np.inf) - F[low].min(initial=np.inf) < tol:
+            return faces, F, it, history
+    # No point on the faces passed: SMO finishes from the last interior point (or from 0).
+    if not np.all(np.isfinite(mu)):
+        mu = np.zeros(n)
+    return mu, y * (1.0 - Z @ (Z.T @ mu)), it, history
+
+
+def _index_sets(mu, y, C):
+    """I_up (y_t mu_t may increase: y=+1 and mu<C, or y=-1 and mu>0) and I_low (it may decrease)."""
+    pos = y > 0
+    up = np.where(pos, mu < C, mu > 0)
+    low = np.where(pos, mu > 0, mu < C)
+    return up, low
+
+
 def _intercept(mu, y, F, C):
     """libsvm's rule: mean of F over free multipliers, else the middle of the feasible range."""
     free = (mu > 0) & (mu < C)
     if np.any(free):
         return float(F[free].mean())
     # Feasible intercepts b satisfy max(F over I_up) <= b <= min(F over I_low).
-    up = ((y > 0) & (mu < C)) | ((y < 0) & (mu > 0))
-    low = ((y < 0) & (mu < C)) | ((y > 0) & (mu > 0))
+    up, low = _index_sets(mu, y, C)
     lo = F[up].max() if np.any(up) else -np.inf
     hi = F[low].min() if np.any(low) else np.inf
     if not np.isfinite(lo):
@@ -472,6 +639,15 @@ class SVC(ClassifierMixin, BaseEstimator):
         Row cache, in megabytes, for larger training sets.
     record_objective : bool, default=False
         Store the dual objective after every step in ``objective_history_``.
+    solver : {"auto", "smo", "interior-point"}, default="auto"
+        "smo" solves the dual by SMO from :math:`\mu = 0`.  "interior-point" (linear
+        kernel only) first runs a primal-dual interior-point method whose Newton systems
+        are :math:`d \times d` (:math:`d` features), stops as soon as its point, with
+        the multipliers whose bounds are active moved onto them, meets the same rule
+        (violation below ``tol``), and lets SMO finish if it does not: a few heavy
+        steps instead of many light ones, the better trade on large, nearly separable
+        problems.  "auto" takes "interior-point" for a linear kernel with more than
+        500 training points and at most 100 features, and "smo" otherwise.
 
     Attributes
     ----------
@@ -503,7 +679,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         stopping tolerance (appendix "Variance, derivatives and constrained
         optimisation", section "Strong duality").
     n_iter_ : int
-        Number of SMO steps.
+        Number of SMO steps; with the interior-point solver, its iterations plus the
+        SMO steps that finished from its point.
+    solver_ : str
+        The solver used: "smo" or "interior-point".
     objective_history_ : list of float
         Only with ``record_objective=True``.
     coef_ : ndarray of shape (1, n_features)
@@ -539,10 +718,12 @@ class SVC(ClassifierMixin, BaseEstimator):
         "cache_limit": [Interval(Integral, 0, None)],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "record_objective": ["boolean"],
+        "solver": [Options("auto", "smo", "interior-point")],
     }
 
     def __init__(self, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
-                 max_iter=-1, cache_limit=5000, cache_size=200, record_objective=False):
+                 max_iter=-1, cache_limit=5000, cache_size=200, record_objective=False,
+                 solver="auto"):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -553,6 +734,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.cache_limit = cache_limit
         self.cache_size = cache_size
         self.record_objective = record_objective
+        self.solver = solver
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -571,6 +753,17 @@ class SVC(ClassifierMixin, BaseEstimator):
                 return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
             return 1.0 / X.shape[1]
         return None if isinstance(gamma, str) else float(gamma)
+
+    def _resolve_solver(self, X):
+        """The solver "auto" stands for, and a clear error for an interior point without a linear kernel."""
+        if self.solver == "interior-point" and self.kernel != "linear":
+            raise ValueError(f"solver='interior-point' needs kernel='linear', got kernel={self.kernel!r}: "
+                             "its Newton systems use the features themselves")
+        if self.solver != "auto":
+            return self.solver
+        n, d = X.shape
+        linear_and_large = self.kernel == "linear" and n > _AUTO_MIN_SAMPLES and d <= _AUTO_MAX_FEATURES
+        return "interior-point" if linear_and_large else "smo"
 
     def _kernel_params(self):
         if self.kernel == "rbf":
@@ -619,8 +812,16 @@ class SVC(ClassifierMixin, BaseEstimator):
             rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
         max_iter = iteration_cap(self.max_iter if self.max_iter != -1 else _default_max_iter(n), self.tol)
         tol = tightened(self.tol)
-        mu, F, n_iter, history, stop, violation = _smo(rows, signs, C, float(tol), max_iter,
-                                                       self.record_objective)
+        self.solver_ = self._resolve_solver(X)
+        start, n_start, history = None, 0, []
+        if self.solver_ == "interior-point":
+            mu, F, n_start, history = _interior_point_linear(
+                X * signs[:, None], signs, C, float(tol), _IPM_MAX_ITER, self.record_objective)
+            start = (mu, F)
+        mu, F, n_iter, smo_history, stop, violation = _smo(rows, signs, C, float(tol), max_iter,
+                                                           self.record_objective, start)
+        history += smo_history
+        n_iter += n_start
         if stop == "cap":
             warnings.warn(
                 f"SVC stopped at max_iter={max_iter} SMO steps before the largest KKT violation "

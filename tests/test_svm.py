@@ -5,6 +5,8 @@
   ``sklearn.svm.SVC`` at the same C and kernel;
 - the KKT conditions hold at the solution and primal = dual for the linear kernel;
 - the hard margin is the large-C limit (checked against the cvxpy primal);
+- the interior-point solver (linear kernel) reaches the same optimum, hands over to SMO
+  when it stops short, and solves its Newton systems exactly;
 - bad input is refused with a clear message.
 """
 
@@ -34,10 +36,12 @@ def signs(y):
     return np.where(y == np.unique(y)[1], 1.0, -1.0)
 
 
-def cvxpy_dual(K, y, C):
-    """max 1'mu - 1/2 |L'(y*mu)|^2, 0 <= mu <= C, y'mu = 0, with K = L L'."""
-    w, V = np.linalg.eigh(K)
-    L = V * np.sqrt(np.clip(w, 0, None))
+def cvxpy_dual(K, y, C, L=None):
+    """max 1'mu - 1/2 |L'(y*mu)|^2, 0 <= mu <= C, y'mu = 0, with K = L L' (L from K's
+    eigenvectors unless given: the data matrix itself for a linear kernel)."""
+    if L is None:
+        w, V = np.linalg.eigh(K)
+        L = V * np.sqrt(np.clip(w, 0, None))
     mu = cp.Variable(len(y))
     prob = cp.Problem(cp.Maximize(cp.sum(mu) - 0.5 * cp.sum_squares(L.T @ cp.multiply(y, mu))),
                       [mu >= 0, mu <= C, y @ mu == 0])
@@ -236,6 +240,9 @@ X_OK, Y_OK = noisy_blobs(30)
     (lambda: SVC(tol=0).fit(X_OK, Y_OK), ValueError, "tol"),
     (lambda: SVC().fit(X_OK, Y_OK).predict(X_OK[:, :1]), ValueError, "features"),
     (lambda: SVC(kernel="rbf").fit(X_OK, Y_OK).coef_, AttributeError, "linear"),
+    (lambda: SVC(kernel="rbf", solver="interior-point").fit(X_OK, Y_OK), ValueError,
+     "solver='interior-point' needs kernel='linear', got kernel='rbf'"),
+    (lambda: SVC(solver="newton").fit(X_OK, Y_OK), ValueError, "solver must be"),
 ])
 def test_bad_input(thunk, exc, pattern):
     with pytest.raises(exc, match=pattern):
@@ -278,3 +285,116 @@ def test_dual_functions_refuse_a_kernel_that_is_not_a_gram_matrix(func):
         func(mu, y, np.array([[1.0, 0.5], [0.0, 1.0]]), *args)
     with pytest.raises(ValueError, match="^K is not positive semi-definite"):
         func(mu, y, np.array([[-1.0, 0.0], [0.0, 1.0]]), *args)
+
+
+# ----------------------------------------------------------------------------- interior point
+
+
+def separable_20d(n=1000):
+    """The case of benchmarks/run.py (SVC-linear-C1e4): its 750 training points."""
+    X, y = make_classification(n_samples=n, n_features=20, n_informative=8, flip_y=0.0,
+                               class_sep=2.0, random_state=0)
+    return X[: 3 * n // 4], y[: 3 * n // 4]
+
+
+def imbalanced(seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(530, 4))
+    y = np.r_[np.zeros(500), np.ones(30)]
+    X[y == 1] += 1.5
+    return X, y
+
+
+def wide(seed=0):
+    """More features than points: the Newton systems go through the n x n matrix."""
+    X, y = make_classification(n_samples=40, n_features=80, n_informative=5, random_state=seed)
+    return X, y
+
+
+IPM_CASES = [(noisy_blobs, 1.0), (noisy_blobs, 0.05), (separable_20d, 1e4), (imbalanced, 10.0),
+             (wide, 1.0)]
+IPM_IDS = ["blobs-C1", "blobs-C0.05", "separable-20d-C1e4", "imbalanced-C10", "wide-C1"]
+
+
+@pytest.mark.parametrize("data, C", IPM_CASES, ids=IPM_IDS)
+def test_interior_point_reaches_the_cvxpy_optimum(data, C):
+    X, y = data()
+    ours = SVC(C=C, kernel="linear", tol=1e-8, solver="interior-point").fit(X, y)
+    assert ours.solver_ == "interior-point"
+    ref, _ = cvxpy_dual(None, signs(y), C, L=X)
+    assert ours.dual_objective_ == pytest.approx(ref, rel=1e-6)
+    assert kkt_violation(ours.alpha_, signs(y), X @ X.T, C, ours.intercept_[0]) < 1e-6
+    assert abs(signs(y) @ ours.alpha_) < 1e-9 * C * len(y)
+    smo = SVC(C=C, kernel="linear", tol=1e-8, solver="smo", max_iter=10**6).fit(X, y)
+    scale = max(1.0, np.abs(smo.decision_function(X)).max())
+    np.testing.assert_allclose(ours.decision_function(X), smo.decision_function(X), atol=1e-5 * scale)
+
+
+def test_interior_point_agrees_with_libsvm_on_the_benchmark_case():
+    X, y = make_classification(n_samples=1000, n_features=20, n_informative=8, flip_y=0.0,
+                               class_sep=2.0, random_state=0)
+    ours = SVC(C=1e4, kernel="linear").fit(X[:750], y[:750])
+    ref = SkSVC(C=1e4, kernel="linear").fit(X[:750], y[:750])
+    assert ours.solver_ == "interior-point"  # "auto": linear, 750 points, 20 features
+    np.testing.assert_array_equal(ours.support_, np.sort(ref.support_))  # libsvm groups by class
+    np.testing.assert_array_equal(ours.predict(X[750:]), ref.predict(X[750:]))
+    # both stop at tol = 1e-3 on the KKT violation, from different sides: the interior
+    # point ends nearer libsvm's decision values than SMO does (1.2e-2 against 2.7e-2)
+    smo = SVC(C=1e4, kernel="linear", solver="smo").fit(X[:750], y[:750])
+    ref_values = ref.decision_function(X)
+    gap = np.abs(ours.decision_function(X) - ref_values).max()
+    assert gap <= np.abs(smo.decision_function(X) - ref_values).max()
+    assert gap <= 2e-3 * np.abs(ref_values).max()
+
+
+def test_interior_point_hands_over_to_smo(monkeypatch):
+    from lecturelib import svm
+
+    X, y = noisy_blobs()
+    monkeypatch.setattr(svm, "_IPM_MAX_ITER", 3)  # far from the faces: SMO does the rest
+    ours = SVC(C=1.0, kernel="linear", tol=1e-8, solver="interior-point",
+               record_objective=True).fit(X, y)
+    ref, _ = cvxpy_dual(None, signs(y), 1.0, L=X)
+    assert ours.n_iter_ > 3
+    assert ours.dual_objective_ == pytest.approx(ref, rel=1e-6)
+    assert len(ours.objective_history_) == ours.n_iter_
+    assert ours.objective_history_[-1] == pytest.approx(ours.dual_objective_, rel=1e-9)
+
+
+def test_interior_point_keeps_a_degenerate_intercept():
+    # balanced classes at a tiny C: every multiplier ends at C, none is free, so the
+    # intercept is the middle of its feasible range (libsvm's rule), not the F of a
+    # multiplier left one rounding step below C
+    X, y = make_classification(n_samples=600, n_features=3, n_informative=3, n_redundant=0,
+                               flip_y=0.2, class_sep=0.3, random_state=1)
+    ours = SVC(C=1e-3, kernel="linear", solver="interior-point").fit(X, y)
+    smo = SVC(C=1e-3, kernel="linear", solver="smo").fit(X, y)
+    assert np.all(ours.alpha_ == 1e-3)
+    assert ours.intercept_[0] == pytest.approx(smo.intercept_[0], abs=1e-9)
+    assert ours.intercept_[0] == pytest.approx(SkSVC(C=1e-3, kernel="linear").fit(X, y).intercept_[0],
+                                               abs=1e-6)
+
+
+@pytest.mark.parametrize("n, d", [(200, 5), (30, 60)], ids=["woodbury", "direct"])
+def test_the_newton_systems_are_solved_exactly(n, d):
+    from lecturelib.svm import _woodbury_inverse
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(n, d))
+    dinv = 10.0 ** rng.uniform(-6, 6, size=n)  # the spread of an interior point near the end
+    v = rng.normal(size=n)
+    H = Z @ Z.T + np.diag(1.0 / dinv)
+    x = _woodbury_inverse(Z, dinv)(v)
+    assert np.linalg.norm(H @ x - v) <= 1e-8 * np.linalg.norm(H, 2) * np.linalg.norm(x)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 50 steps
+@pytest.mark.parametrize("kernel, n, d, expected", [
+    ("linear", 501, 5, "interior-point"),
+    ("linear", 500, 5, "smo"),
+    ("linear", 600, 101, "smo"),
+    ("rbf", 600, 5, "smo"),
+])
+def test_auto_takes_the_interior_point_for_large_linear_problems(kernel, n, d, expected):
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=3, random_state=0)
+    assert SVC(kernel=kernel, C=0.1, max_iter=50).fit(X, y).solver_ == expected
