@@ -404,8 +404,10 @@ def _smo(rows, y, C, tol, max_iter, record, start=None):
             history.append(float(mu.sum() - 0.5 * mu @ (1.0 - y * F)))
 
 
-_AUTO_MIN_SAMPLES = 500  # solver="auto": where the interior point overtakes SMO
-_AUTO_MAX_FEATURES = 100  # (benchmarks/svm_solvers.py)
+# solver="auto" takes the interior point for a linear kernel when its Newton systems are at
+# most this size: benchmarks/SVM_SOLVERS.md measured it up to 200 features, from 500 times
+# faster than SMO to 1.4 times slower
+_AUTO_MAX_NEWTON_SIZE = 200
 _IPM_MAX_ITER = 100  # Mehrotra's method needs 15 to 30 iterations on well-posed problems
 _IPM_STEP = 0.99  # fraction of the distance to the boundary that a step may go
 _NEAR_A_BOUND = 1e-12  # relative to C: a multiplier this close to 0 or C is put on it
@@ -500,6 +502,8 @@ def _interior_point_linear(Z, y, C, tol, max_iter, record):
     n_pos = np.count_nonzero(pos)
     # A start inside the box, on y'mu = 0, at the scale 1 / mean K_tt of the multipliers.
     scale = float(np.einsum("ij,ij->", Z, Z)) / n
+    if not math.isfinite(scale):  # the kernel values overflow: SMO says so, from mu = 0
+        return np.zeros(n), y.copy(), 0, []
     level = min(0.5 * C, 1.0 / scale) if scale > 0 else 0.5 * C
     mu = np.where(pos, level * min(n_pos, n - n_pos) / n_pos, level * min(n_pos, n - n_pos) / (n - n_pos))
     slack = C - mu  # its own iterate: C - mu loses all its digits when mu nears C
@@ -517,6 +521,8 @@ def _interior_point_linear(Z, y, C, tol, max_iter, record):
             break
         h_y = solve(y)
         y_h_y = float(y @ h_y)
+        if not (gap > 0 and y_h_y > 0 and math.isfinite(gap + y_h_y)):
+            break  # the iterates broke down numerically: SMO finishes
 
         def direction(t_low, t_high):
             # Newton step for mu z = t_low, (C - mu) u = t_high and the dual residual.
@@ -646,8 +652,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         the multipliers whose bounds are active moved onto them, meets the same rule
         (violation below ``tol``), and lets SMO finish if it does not: a few heavy
         steps instead of many light ones, the better trade on large, nearly separable
-        problems.  "auto" takes "interior-point" for a linear kernel with more than
-        500 training points and at most 100 features, and "smo" otherwise.
+        problems.  "auto" takes "interior-point" for a linear kernel when its Newton
+        systems are small (at most 200 features, or at most 200 training points), and
+        "smo" otherwise (``benchmarks/SVM_SOLVERS.md``).
 
     Attributes
     ----------
@@ -703,8 +710,8 @@ class SVC(ClassifierMixin, BaseEstimator):
     [-1  1]
     >>> print(sorted(clf.support_.tolist()))
     [1, 2, 3]
-    >>> round(float(clf.margin_), 4)
-    2.1215
+    >>> round(float(clf.margin_), 4)  # 3 / sqrt(2)
+    2.1213
     """
 
     _parameter_constraints = {
@@ -761,9 +768,8 @@ class SVC(ClassifierMixin, BaseEstimator):
                              "its Newton systems use the features themselves")
         if self.solver != "auto":
             return self.solver
-        n, d = X.shape
-        linear_and_large = self.kernel == "linear" and n > _AUTO_MIN_SAMPLES and d <= _AUTO_MAX_FEATURES
-        return "interior-point" if linear_and_large else "smo"
+        small_newton_systems = min(X.shape) <= _AUTO_MAX_NEWTON_SIZE
+        return "interior-point" if self.kernel == "linear" and small_newton_systems else "smo"
 
     def _kernel_params(self):
         if self.kernel == "rbf":
@@ -815,8 +821,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.solver_ = self._resolve_solver(X)
         start, n_start, history = None, 0, []
         if self.solver_ == "interior-point":
-            mu, F, n_start, history = _interior_point_linear(
-                X * signs[:, None], signs, C, float(tol), _IPM_MAX_ITER, self.record_objective)
+            with np.errstate(all="ignore"):  # a breakdown ends it, and SMO finishes
+                mu, F, n_start, history = _interior_point_linear(
+                    X * signs[:, None], signs, C, float(tol),
+                    iteration_cap(_IPM_MAX_ITER, self.tol), self.record_objective)
             start = (mu, F)
         mu, F, n_iter, smo_history, stop, violation = _smo(rows, signs, C, float(tol), max_iter,
                                                            self.record_objective, start)

@@ -335,7 +335,7 @@ def test_interior_point_agrees_with_libsvm_on_the_benchmark_case():
                                class_sep=2.0, random_state=0)
     ours = SVC(C=1e4, kernel="linear").fit(X[:750], y[:750])
     ref = SkSVC(C=1e4, kernel="linear").fit(X[:750], y[:750])
-    assert ours.solver_ == "interior-point"  # "auto": linear, 750 points, 20 features
+    assert ours.solver_ == "interior-point"  # "auto": a linear kernel, 20 features
     np.testing.assert_array_equal(ours.support_, np.sort(ref.support_))  # libsvm groups by class
     np.testing.assert_array_equal(ours.predict(X[750:]), ref.predict(X[750:]))
     # both stop at tol = 1e-3 on the KKT violation, from different sides: the interior
@@ -390,11 +390,15 @@ def test_the_newton_systems_are_solved_exactly(n, d):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 50 steps
 @pytest.mark.parametrize("kernel, n, d, expected", [
-    ("linear", 501, 5, "interior-point"),
-    ("linear", 500, 5, "smo"),
-    ("linear", 600, 101, "smo"),
+    ("linear", 600, 5, "interior-point"),
+    ("linear", 600, 200, "interior-point"),
+    ("linear", 600, 201, "smo"),
+    ("linear", 200, 400, "interior-point"),  # the n x n Newton system
     ("rbf", 600, 5, "smo"),
+    ("precomputed", 60, 60, "smo"),
 ])
-def test_auto_takes_the_interior_point_for_large_linear_problems(kernel, n, d, expected):
+def test_auto_takes_the_interior_point_where_its_newton_systems_are_small(kernel, n, d, expected):
     X, y = make_classification(n_samples=n, n_features=d, n_informative=3, random_state=0)
+    if kernel == "precomputed":
+        X = X @ X.T
     assert SVC(kernel=kernel, C=0.1, max_iter=50).fit(X, y).solver_ == expected

@@ -111,16 +111,28 @@ def test_em_stops_at_a_smaller_loglik_change(factor):
     assert tight.n_iter_ > loose.n_iter_
 
 
+def svc_violation(X, y, K):
+    return lambda clf: svm.kkt_violation(clf.alpha_, 2 * y - 1, K, 1.0, float(clf.intercept_[0]))
+
+
 def test_smo_stops_at_a_smaller_kkt_violation(factor):
     X, y = blobs()
     y = (y == 0).astype(int)
-    K = rbf_kernel(X, gamma=0.1)
-
-    def violation(clf):
-        return svm.kkt_violation(clf.alpha_, 2 * y - 1, K, 1.0, float(clf.intercept_[0]))
-
+    violation = svc_violation(X, y, rbf_kernel(X, gamma=0.1))
     loose, tight = fit_both(factor, lambda: svm.SVC(C=1.0, gamma=0.1, tol=1e-3).fit(X, y))
     assert violation(tight) < 0.2 * violation(loose)
+
+
+def test_interior_point_stops_below_the_smaller_tolerance(factor):
+    # Its last steps shrink the violation by orders of magnitude, so the loose run may
+    # already meet the tight tolerance (here 4e-5 < 1e-4): the tight run must meet it too.
+    X, y = blobs()
+    y = (y == 0).astype(int)
+    violation = svc_violation(X, y, X @ X.T)
+    loose, tight = fit_both(factor, lambda: svm.SVC(C=1.0, kernel="linear", tol=1e-3).fit(X, y))
+    assert tight.solver_ == "interior-point"
+    assert violation(tight) < 1e-3 * float(FACTOR) and violation(loose) < 1e-3
+    assert tight.n_iter_ >= loose.n_iter_
 
 
 def test_mmc_certifies_a_smaller_duality_gap(factor):
