@@ -406,7 +406,7 @@ def _smo(rows, y, C, tol, max_iter, record, start=None):
 
 # solver="auto" takes the interior point for a linear kernel when its Newton systems are at
 # most this size: benchmarks/SVM_SOLVERS.md measured it up to 200 features, from 500 times
-# faster than SMO to 1.4 times slower
+# faster than SMO to 1.75 times slower
 _AUTO_MAX_NEWTON_SIZE = 200
 _IPM_MAX_ITER = 100  # Mehrotra's method needs 15 to 30 iterations on well-posed problems
 _IPM_STEP = 0.99  # fraction of the distance to the boundary that a step may go

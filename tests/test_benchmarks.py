@@ -78,3 +78,43 @@ def test_one_measurement_per_side_agrees_on_quality(bench):
     assert "error" not in lib and "error" not in ref
     assert lib["quality"]["inertia"] == pytest.approx(ref["quality"]["inertia"], rel=1e-6)
     assert lib["time"] > 0 and ref["time"] > 0 and len(lib["times"]) >= 1
+
+
+# ----------------------------------------------------------------------------- svm_solvers.py
+
+
+@pytest.fixture(scope="module")
+def solvers():
+    spec = importlib.util.spec_from_file_location("bench_svm_solvers", ROOT / "benchmarks" / "svm_solvers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_svm_solvers_table_shows_todays_auto_rule(solvers):
+    import numpy as np
+
+    from lecturelib.svm import SVC
+
+    stored = json.loads((ROOT / "benchmarks" / "svm_solvers.json").read_text(encoding="utf-8"))
+    for r in stored["rows"]:
+        assert SVC(kernel="linear")._resolve_solver(np.empty((r["n"], r["d"]))) == r["auto"], r
+    assert solvers.summary(stored["rows"]) in (ROOT / "benchmarks" / "SVM_SOLVERS.md").read_text(
+        encoding="utf-8")
+
+
+def test_svm_solvers_measures_both_solvers_on_one_case(solvers):
+    row = solvers.measure("separable", 100, 20, repeats=1)
+    assert row["auto"] == "interior-point" and row["smo_steps"] > row["ipm_iterations"] > 0
+    assert row["ratio"] == pytest.approx(row["ipm_seconds"] / row["smo_seconds"])
+    assert abs(row["objective_difference"]) < 1e-3
+
+
+def test_svm_solvers_summary_names_the_slower_cases(solvers):
+    rows = [{"regime": "separable", "n": 250, "d": 200, "ratio": 1.75,
+             "warned": {"smo": False, "interior-point": False}},
+            {"regime": "overlap", "n": 100, "d": 5, "ratio": 0.01,
+             "warned": {"smo": True, "interior-point": False}}]
+    text = solvers.summary(rows)
+    assert "from 0.010 to 1.75 times" in text and "slower in 1 of them (separable, n = 250, d = 200: 1.75)" in text
+    assert "SMO stops at its cap in 1 cases" in text
