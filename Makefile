@@ -22,7 +22,7 @@ help::
 	@echo "make test             the everyday tests (library, grader, notebooks, the student book): under 5 minutes"
 	@echo "make test-all         every test, the slow cross-checks too (what CI runs): under 15 minutes"
 	@echo "make release          write the student edition (no solutions) to $(RELEASE)/, folder and zip"
-	@echo "make bench            run the benchmarks (RESULTS.md against scikit-learn, GRADING.md (answer groups, a grading team), APP.md, METRIC.md against metric-learn, TABLE1.md)"
+	@echo "make bench            run the benchmarks (RESULTS.md against scikit-learn, SVM_SOLVERS.md, GRADING.md (answer groups, a grading team), APP.md, METRIC.md against metric-learn, TABLE1.md)"
 	@echo "make notebooks NB=... execute notebooks in place, storing outputs"
 	@echo "make assign           regenerate exercises/ from solutions/"
 
@@ -76,6 +76,7 @@ assign: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/svm_solvers.py
 	$(BIN)/python benchmarks/grading.py
 	$(BIN)/python benchmarks/grading_app.py
 	$(BIN)/python benchmarks/groups.py --before 1d4f219

@@ -173,8 +173,8 @@ def _svc(side, X, y):
 
 def _svc_linear_large_c(side, X, y):
     """The corner of issue 37: a linear kernel at C = 1e4 (nearly a hard margin).  On
-    separated classes: where they overlap (the "svm" data) libsvm itself runs for minutes
-    and lecturelib stops at its step cap, so there is no time to compare."""
+    separated classes: where they overlap (the "svm" data) libsvm itself runs for minutes,
+    so there is no time to compare (lecturelib's interior point takes 7 ms there)."""
     from sklearn.model_selection import train_test_split
 
     if side == "lecturelib":
@@ -355,31 +355,23 @@ SPECTRAL_SCOPE_NOTE = """\
   rows were re-measured alone (`--only`) on 7 December 2026, the KMeans-wine rows on the
   same day before them."""
 
+SVC_LINEAR_NOTE = """\
+- **SVC-linear-C1e4 runs lecturelib's default solver**, which for a linear kernel is, since
+  issue 52, an interior-point method (Mehrotra's predictor-corrector; each Newton system is
+  d x d through the Sherman-Morrison-Woodbury identity). It stops as soon as its point, with
+  the multipliers whose bounds are active moved onto them, passes SMO's test (KKT violation
+  below tol), and SMO finishes from there when it does not. `benchmarks/SVM_SOLVERS.md`
+  compares the two solvers over n and d. SMO alone (`solver="smo"`) needs 1,342 steps here
+  and takes about 7.6 times libsvm's time on an idle machine (14 to 19 times under load):
+  each step costs about 20 NumPy calls where libsvm's costs one compiled loop. On
+  overlapping classes at C = 1e4 (the 'svm' data, 1,000 points) libsvm ran for more than 2
+  minutes without converging and SMO stops at its step cap, while the interior point meets
+  tol = 1e-3 in 33 iterations and 7 ms (7 December 2026). The row was re-measured alone
+  (`--only`) on 7 December 2026, and so were the PCA rows after their overflow check
+  stopped building a temporary |X| as large as the data (the fit now allocates 0.3 MB
+  through Python at n = 20,000, where the temporary alone took 15 MB)."""
+
 TIME_GAP_CAUSES = {
-    "SVC-linear-C1e4": "not solved (issue 37). lecturelib's SMO already chooses its pair by "
-                       "libsvm's second-order rule, but it has no shrinking, its rows come from "
-                       "a Python-level kernel call, and each step is a few NumPy calls (tens "
-                       "of microseconds, against about one in libsvm's C++); on separated "
-                       "classes that fixed cost per step is the gap: 1,342 SMO steps at 22 "
-                       "microseconds each on the idle machine (30 ms, 7.6x), 42 to 50 under "
-                       "a load average of 7 (47 ms), against libsvm's 1,715 iterations in "
-                       "3 to 4 ms, whose best runs a load barely slows (its own repeats "
-                       "ranged from 3 to 11 ms). The ratio is therefore 7.6x on an idle "
-                       "machine and 14x (this run) to 19x on a busy one; the 15 to 19x of "
-                       "issue 45 were measured under load. This row was re-measured alone (--only) on 28 "
-                       "November 2026, on the same kind of machine, while other sessions kept "
-                       "its one-minute load average between 7 and 11. On overlapping classes at "
-                       "C = 1e4 (the 'svm' data, class_sep = 1, 1,000 points) neither side "
-                       "finishes: libsvm ran for more than 2 minutes without converging, and "
-                       "lecturelib stops at its 100,000-step cap (2.3 s on 26 November 2026) "
-                       "with a ConvergenceWarning and a poor classifier. Issue 52 sets the target "
-                       "at 3x; still not solved: on 7 December 2026 (load average 13) the best of "
-                       "15 fits took 30.8 ms of CPU for 1,342 steps against libsvm's 3.3 ms for "
-                       "1,715 iterations (9.3x), so the steps are as few as libsvm's and each "
-                       "costs about 20 NumPy calls on 750-long vectors (23 microseconds). Reaching "
-                       "3x needs about 7 microseconds a step, which only a compiled inner loop "
-                       "(Cython or Numba, a new build dependency) gives; shrinking would shorten "
-                       "the vectors but not the number of calls.",
     "PCA": "a gap within the noise above (about 1 ms in 11; the previous full run, on an "
            "Intel Xeon of the same size, measured 0.94x); not profiled.",
     "KMeans": "profiling shows no single hot spot: each Lloyd iteration makes about ten NumPy "
@@ -388,8 +380,9 @@ TIME_GAP_CAUSES = {
               "extra passes over memory.",
 }
 MEMORY_CAUSES = {
-    "SVC-linear-C1e4": "the same n x n kernel-row buffer as SVC (4.5 MB for 750 training "
-                       "points) against libsvm's cache, which a linear kernel barely fills.",
+    "SVC-linear-C1e4": "the interior-point method's copy of the signed data (n x d) and a "
+                       "dozen vectors of length n, against libsvm's kernel cache, which a "
+                       "linear kernel barely fills.",
     "SVC": "up to 5,000 training points the SMO solver keeps every kernel row it has computed in "
            "an n x n float64 buffer whose pages are touched only as rows are computed (at most "
            "112 MB for the 3,750 training points at n = 5,000), so that no row is computed twice; "
@@ -399,7 +392,10 @@ MEMORY_CAUSES = {
               "one-hot matrix for the cluster sums; scikit-learn works on chunks of rows throughout.",
     "IncompleteCholesky": "on a precomputed n x n kernel, the symmetry check of the input builds "
                           "one temporary of the size of the kernel matrix.",
-    "PCA": "the scatter-matrix route keeps a centred copy of X besides the d x d scatter matrix.",
+    "PCA": "not in Python's allocations: tracemalloc sees 0.28 MB allocated by the fit at "
+           "n = 8,000 and at n = 20,000 (7 December 2026). The rest of this growth of the "
+           "maximum resident size is outside Python's allocator (the BLAS product X'X and "
+           "LAPACK's eigensolver work space); not traced further.",
 }
 QUALITY_CAUSES = {
     "IncompleteCholesky": "greedy pivoting picks actual training points (which is what makes the "
@@ -436,6 +432,8 @@ def notes(results) -> list[str]:
     heavy = [r for r in rows if r["memory_ratio"] > 2.0]
     worse = [r for r in rows if _quality_gap(r) > 1e-4]
     lines = ["## Reading the results", "", NOISE_NOTE, SPECTRAL_SCOPE_NOTE]
+    if any(r["method"] == "SVC-linear-C1e4" for r in rows):
+        lines.append(SVC_LINEAR_NOTE)
     if missed:
         lines.append("- **Targets missed** (time ratio above its target):")
         lines += _gap_lines(missed, lambda r: (f"n = {r['n']:,}: {r['time_ratio']:.2f}x against "

@@ -141,7 +141,7 @@ def check_squares_finite(X, name):
     """
     arr = np.asarray(X)
     if arr.size and arr.dtype.kind == "f":
-        big = float(np.max(np.abs(arr)))
+        big = max(float(arr.max()), -float(arr.min()))  # max |x| without a temporary |X|
         width = arr.shape[-1] if arr.ndim > 1 else 1
         if big > np.sqrt(np.finfo(np.float64).max / (4.0 * width)):
             raise ValueError(f"{name} has entries so large (max |entry| {big:.3g}) that their "
