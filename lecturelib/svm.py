@@ -408,7 +408,7 @@ def _smo(rows, y, C, tol, max_iter, record, start=None):
 # most this size: benchmarks/SVM_SOLVERS.md measured it up to 200 features, from 500 times
 # faster than SMO to 1.75 times slower
 _AUTO_MAX_NEWTON_SIZE = 200
-_IPM_MAX_ITER = 100  # Mehrotra's method needs 15 to 30 iterations on well-posed problems
+_IPM_MAX_ITER = 100  # benchmarks/SVM_SOLVERS.md: 64 iterations at most, mostly 10 to 30
 _IPM_STEP = 0.99  # fraction of the distance to the boundary that a step may go
 _NEAR_A_BOUND = 1e-12  # relative to C: a multiplier this close to 0 or C is put on it
 
@@ -459,9 +459,9 @@ def _on_the_faces(mu, slack, z, u, y, C):
     A bound is taken as active when its multiplier exceeds the distance to it (z_t > mu_t
     for mu_t >= 0, u_t > slack_t = C - mu_t for mu_t <= C), the indicator of El-Bakry,
     Tapia and Zhang (1994), or when that distance is below ``1e-12 C`` (a multiplier on
-    the bound whose own multiplier is zero too).  The equality ``y'mu = 0`` is then restored on the free multipliers
-    (those it leaves within rounding of a bound go onto it); None if that would leave the
-    box (the indicators are not yet sharp enough).
+    the bound whose own multiplier is zero too).  The equality ``y'mu = 0`` is then
+    restored on the free multipliers (those it leaves within rounding of a bound go onto
+    it); None if that would leave the box (the indicators are not yet sharp enough).
     """
     faces = mu.copy()
     near = _NEAR_A_BOUND * C
@@ -648,7 +648,8 @@ class SVC(ClassifierMixin, BaseEstimator):
     solver : {"auto", "smo", "interior-point"}, default="auto"
         "smo" solves the dual by SMO from :math:`\mu = 0`.  "interior-point" (linear
         kernel only) first runs a primal-dual interior-point method whose Newton systems
-        are :math:`d \times d` (:math:`d` features), stops as soon as its point, with
+        are :math:`m \times m` for the smaller :math:`m` of the numbers of features and
+        of training points, stops as soon as its point, with
         the multipliers whose bounds are active moved onto them, meets the same rule
         (violation below ``tol``), and lets SMO finish if it does not: a few heavy
         steps instead of many light ones, the better trade on large, nearly separable
