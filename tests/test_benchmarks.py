@@ -72,6 +72,7 @@ def test_report_is_written_from_the_results(bench, tmp_path, monkeypatch):
     assert stored["targets"] == bench.TARGETS           # the Performance appendix reads them here
 
 
+@pytest.mark.full  # two worker processes (4 s): in make test-all
 def test_one_measurement_per_side_agrees_on_quality(bench):
     lib = bench.measure("KMeans", "lecturelib", 1000, 1, 1)
     ref = bench.measure("KMeans", "reference", 1000, 1, 1)

@@ -29,6 +29,7 @@ def run_helper(env, *args) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.full  # two fresh interpreters fit everything (5 s): a cross-check, in make test-all
 def test_same_random_state_same_result_across_processes():
     here = fingerprints(0)
     assert run_helper({**os.environ, "PYTHONHASHSEED": "1"}) == here
