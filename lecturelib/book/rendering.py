@@ -1261,7 +1261,23 @@ def _register_bibliography_style():
     register_plugin("pybtex.style.formatting", "lecturelib", AuthorYearStyle, force=True)
 
 
+def _nodes_of_this_document(app, doctree):
+    """Make every node of a page's doctree name that page's document as its own.
+
+    Text parsed in a nested document (MyST's ``{eval-rst}`` blocks, which hold the
+    reference's autodoc directives) is moved into the page with the nested document still
+    recorded on its nodes, and that document's settings carry the whole build environment.
+    Pickled with the page, it made each reference page's doctree about 3 MB instead of
+    50 kB, and Sphinx unpickles every doctree several times per build.
+    """
+    for node in doctree.findall(include_self=False):
+        if node.document is not doctree:
+            node.document = doctree
+
+
 def setup(app):
+    # Last of the doctree-read listeners: the doctree is pickled right after them.
+    app.connect("doctree-read", _nodes_of_this_document, priority=900)
     # After the toctree collector's listener (priority 500), which assigns the numbers.
     app.connect("env-get-updated", _number_per_chapter, priority=900)
     app.connect("env-updated", _later_pages_carry_their_number)
