@@ -13,8 +13,8 @@ each fit is timed as the best of ``--repeats`` runs in one process with one BLAS
 and the table gives the ratio interior-point / SMO (below 1: the interior point is
 faster), both dual objectives' relative difference, and the solver ``solver="auto"``
 takes.  The rule of "auto" (the interior point when its Newton systems are at most
-200 x 200: at most 200 features, or at most 200 points) is read off this table.  Results go to ``benchmarks/svm_solvers.json`` and
-``benchmarks/SVM_SOLVERS.md``.
+200 x 200: at most 200 features, or at most 200 points) is read off this table.
+Results go to ``benchmarks/svm_solvers.json`` and ``benchmarks/SVM_SOLVERS.md``.
 """
 
 from __future__ import annotations
@@ -105,9 +105,9 @@ def markdown(rows, meta):
                   "objective | auto |",
                   "|---:|---:|---:|---:|---:|---:|---:|---:|:---|"]
         for r in (r for r in rows if r["regime"] == regime):
-            caps = "".join(" (cap)" for side in ("smo",) if r["warned"][side])
-            ipm_cap = " (cap)" if r["warned"]["interior-point"] else ""
-            lines.append(f"| {r['n']} | {r['d']} | {1e3 * r['smo_seconds']:.1f}{caps} | "
+            smo_cap, ipm_cap = (" (cap)" if r["warned"][side] else ""
+                                for side in ("smo", "interior-point"))
+            lines.append(f"| {r['n']} | {r['d']} | {1e3 * r['smo_seconds']:.1f}{smo_cap} | "
                          f"{r['smo_steps']} | {1e3 * r['ipm_seconds']:.1f}{ipm_cap} | "
                          f"{r['ipm_iterations']} | {r['ratio']:.2f} | "
                          f"{r['objective_difference']:+.1e} | {r['auto']} |")

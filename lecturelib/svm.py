@@ -482,6 +482,12 @@ def _on_the_faces(mu, slack, z, u, y, C):
     return None
 
 
+def _errors(Z, y, mu):
+    """F_t = y_t - sum_s mu_s y_s k(x_s, x_t) for the linear kernel, with Z = y * X."""
+    return y * (1.0 - Z @ (Z.T @ mu))
+
+
+@np.errstate(all="ignore")  # a numerical breakdown ends the method, and SMO finishes
 def _interior_point_linear(Z, y, C, tol, max_iter, record):
     r"""Mehrotra's predictor-corrector method for the dual with :math:`Q = ZZ^\top`.
 
@@ -511,10 +517,10 @@ def _interior_point_linear(Z, y, C, tol, max_iter, record):
     grad = Z @ (Z.T @ mu) - 1.0
     z = np.maximum(grad, 0.0) + 1.0
     u = np.maximum(-grad, 0.0) + 1.0
+    gap = (mu @ z + slack @ u) / (2 * n)
     history = []
     for it in range(1, max_iter + 1):
         dual_residual = grad + nu * y - z + u
-        gap = (mu @ z + slack @ u) / (2 * n)
         try:
             solve = _woodbury_inverse(Z, 1.0 / (z / mu + u / slack))
         except np.linalg.LinAlgError:  # the iterates broke down numerically: SMO finishes
@@ -553,19 +559,20 @@ def _interior_point_linear(Z, y, C, tol, max_iter, record):
         grad = Z @ w - 1.0
         if record:
             history.append(float(mu.sum() - 0.5 * w @ w))
-        if (mu @ z + slack @ u) / (2 * n) > tol * level:
+        gap = (mu @ z + slack @ u) / (2 * n)
+        if gap > tol * level:
             continue  # the gap is too wide for the faces to pass: z_t ~ gap / mu_t > tol
         faces = _on_the_faces(mu, slack, z, u, y, C)
         if faces is None:
             continue
-        F = y * (1.0 - Z @ (Z.T @ faces))
+        F = _errors(Z, y, faces)
         up, low = _index_sets(faces, y, C)
         if F[up].max(initial=-np.inf) - F[low].min(initial=np.inf) < tol:
             return faces, F, it, history
     # No point on the faces passed: SMO finishes from the last interior point (or from 0).
     if not np.all(np.isfinite(mu)):
         mu = np.zeros(n)
-    return mu, y * (1.0 - Z @ (Z.T @ mu)), it, history
+    return mu, _errors(Z, y, mu), it, history
 
 
 def _index_sets(mu, y, C):
@@ -807,6 +814,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             )
         C = float(self.C)
         self._gamma = self._resolve_gamma(X)
+        solver = self._resolve_solver(X)
         n = X.shape[0]
         signs = np.where(y_idx == 1, 1.0, -1.0)
         if self.kernel == "precomputed":
@@ -819,13 +827,11 @@ class SVC(ClassifierMixin, BaseEstimator):
             rows = _KernelRows(X, self.kernel, self._kernel_params(), n <= self.cache_limit, cache_rows)
         max_iter = iteration_cap(self.max_iter if self.max_iter != -1 else _default_max_iter(n), self.tol)
         tol = tightened(self.tol)
-        self.solver_ = self._resolve_solver(X)
         start, n_start, history = None, 0, []
-        if self.solver_ == "interior-point":
-            with np.errstate(all="ignore"):  # a breakdown ends it, and SMO finishes
-                mu, F, n_start, history = _interior_point_linear(
-                    X * signs[:, None], signs, C, float(tol),
-                    iteration_cap(_IPM_MAX_ITER, self.tol), self.record_objective)
+        if solver == "interior-point":
+            mu, F, n_start, history = _interior_point_linear(
+                X * signs[:, None], signs, C, float(tol),
+                iteration_cap(_IPM_MAX_ITER, self.tol), self.record_objective)
             start = (mu, F)
         mu, F, n_iter, smo_history, stop, violation = _smo(rows, signs, C, float(tol), max_iter,
                                                            self.record_objective, start)
@@ -865,6 +871,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         kind[mu == C] = "margin-error"
         self.point_kind_ = kind.astype(str)
         self.n_iter_ = int(n_iter)
+        self.solver_ = solver
         if self.record_objective:
             self.objective_history_ = history
         return self
