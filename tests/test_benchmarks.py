@@ -81,6 +81,29 @@ def test_one_measurement_per_side_agrees_on_quality(bench):
     assert lib["time"] > 0 and ref["time"] > 0 and len(lib["times"]) >= 1
 
 
+def test_svc_linear_note_states_the_steps_of_both_solvers(bench):
+    """The counts the note quotes, from fresh fits; a count may move by a few steps where
+    another processor rounds a kernel value differently."""
+    import re
+
+    from sklearn.model_selection import train_test_split
+
+    from lecturelib.svm import SVC
+
+    def fit(kind, solver):
+        X, y = bench.make_data(kind, 1000)
+        Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.25, random_state=0)
+        return SVC(C=1e4, kernel="linear", tol=1e-3, solver=solver).fit(Xtr, ytr)
+
+    note = " ".join(bench.SVC_LINEAR_NOTE.split())
+    smo_steps = int(re.search(r"needs ([\d,]+) steps here", note).group(1).replace(",", ""))
+    ipm_iterations = int(re.search(r"tol = 1e-3 in (\d+) iterations", note).group(1))
+    assert fit("svm-separable", "smo").n_iter_ == pytest.approx(smo_steps, rel=0.05)
+    overlapping = fit("svm", "interior-point")
+    assert overlapping.solver_ == "interior-point"
+    assert overlapping.n_iter_ == pytest.approx(ipm_iterations, abs=2)
+
+
 # ----------------------------------------------------------------------------- svm_solvers.py
 
 

@@ -363,7 +363,8 @@ def test_chB_text_states_cholesky_speed_and_explains_pca_memory(bench):
     top = max((r for r in bench if r["method"] == "PCA"), key=lambda r: r["n"])
     assert top["n"] == 20000
     assert (f"PCA's peak resident memory at $n = 20000$ is about {top['memory_ratio']:.1f} "
-            "times the reference's") in text
+            f"times the reference's ({top['lib']['peak_mb']:.0f} MB against "
+            f"{top['ref']['peak_mb']:.1f} MB)") in text
     assert "allocates only 0.3 MB through Python" in text
     import tracemalloc
 
@@ -472,6 +473,14 @@ def test_ch11_transfer_time_is_what_appendix_b_measures():
     text = markdown(CH11)
     assert "runs in about a minute" not in text
     assert "the whole experiment runs in a few seconds" in text
+
+
+def test_ch04_states_the_rule_of_the_default_solver():
+    from lecturelib import svm
+
+    text = markdown("04-svm.ipynb")
+    size = svm._AUTO_MAX_NEWTON_SIZE
+    assert f"with at most {size} features (or at most {size} points) `SVC` takes this route" in text
 
 
 def test_chB_linear_svc_ratio_is_stated_as_measured(bench):
