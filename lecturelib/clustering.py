@@ -1296,6 +1296,19 @@ def _largest_eigenpairs_lanczos(Kp, k, random_state, max_restarts=_LANCZOS_RESTA
     return 1.0 - vals, vecs
 
 
+def _lanczos_then_amg(Kp, k, random_state, null_vector, max_restarts):
+    """The ``k`` largest eigenpairs of sparse ``Kp``, largest first: Lanczos for at most
+    ``max_restarts`` restarts (None: ARPACK's own limit), then LOBPCG with a multigrid
+    preconditioner on :math:`I - K'` (``null_vector`` its known null vector) if it fails."""
+    pairs = _largest_eigenpairs_lanczos(Kp, k, random_state, max_restarts)
+    if pairs is None:
+        L = sp.identity(Kp.shape[0], format="csr") - Kp
+        pairs = _smallest_laplacian_eigenpairs_amg(L, k, random_state, null_vector)
+    lam, vecs = pairs
+    order = np.argsort(lam)
+    return 1.0 - lam[order], vecs[:, order]
+
+
 def _leading_eigenpairs_by_component(Kp, k, part, n_parts, null_vector, random_state):
     r"""The ``k`` largest eigenpairs of a sparse ``Kp`` whose graph has ``n_parts``
     connected components (``part`` labels them), component by component.
@@ -1325,14 +1338,7 @@ def _leading_eigenpairs_by_component(Kp, k, part, n_parts, null_vector, random_s
                 w, V = eigh(Kb.toarray(), subset_by_index=[idx.size - kb, idx.size - 1])
                 w, V = w[::-1], V[:, ::-1]
             else:
-                pairs = _largest_eigenpairs_lanczos(Kb, kb, random_state)
-                if pairs is None:
-                    Lb = sp.identity(idx.size, format="csr") - Kb
-                    pairs = _smallest_laplacian_eigenpairs_amg(Lb, kb, random_state,
-                                                               null_vector[idx])
-                lam, V = pairs
-                order = np.argsort(lam)
-                w, V = 1.0 - lam[order], V[:, order]
+                w, V = _lanczos_then_amg(Kb, kb, random_state, null_vector[idx], _LANCZOS_RESTARTS)
             # the computed top pair is the known one, up to rounding: keep the exact one
             vals, vecs = np.r_[1.0, w[1:]], np.column_stack([top, V[:, 1:]])
         found += [(vals[r], b, r, idx, vecs[:, r]) for r in range(kb)]
@@ -1425,26 +1431,22 @@ def spectral_embedding(K, n_components, *, normalization="normalized", eigen_sol
         # the eigenvector of eigenvalue 1 on each connected component, known exactly
         null_vector = np.sqrt(_degrees(K)) if normalization == "normalized" else np.ones(n)
         if eigen_solver == "auto":
+            # single-vector Lanczos finds one vector of a repeated eigenvalue only: a graph
+            # of c > 1 components (eigenvalue 1 c times) is taken block by block
             n_parts, part = connected_components(K, directed=False)
             if n_parts > 1:
                 vals, vecs = _leading_eigenpairs_by_component(Kp, k, part, n_parts,
                                                               null_vector, random_state)
-                return vals, _flip_signs(vecs)
-        L = sp.identity(n, format="csr") - Kp
-        found = None
-        # single-vector Lanczos finds one vector of a repeated eigenvalue only: "auto" has
-        # taken a graph of c > 1 components (eigenvalue 1 c times) block by block above
-        if eigen_solver == "lanczos" or eigen_solver == "auto":
-            found = _largest_eigenpairs_lanczos(
-                Kp, k, random_state, None if eigen_solver == "lanczos" else _LANCZOS_RESTARTS)
-        if found is not None:
-            lam, vecs = found
-        elif eigen_solver == "arpack":
-            lam, vecs = _smallest_laplacian_eigenpairs(L, k, random_state)
+            else:
+                vals, vecs = _lanczos_then_amg(Kp, k, random_state, null_vector, _LANCZOS_RESTARTS)
+        elif eigen_solver == "lanczos":
+            vals, vecs = _lanczos_then_amg(Kp, k, random_state, null_vector, None)
         else:
-            lam, vecs = _smallest_laplacian_eigenpairs_amg(L, k, random_state, null_vector)
-        order = np.argsort(lam)
-        vals, vecs = 1.0 - lam[order], vecs[:, order]
+            L = sp.identity(n, format="csr") - Kp
+            lam, vecs = (_smallest_laplacian_eigenpairs(L, k, random_state) if eigen_solver == "arpack"
+                         else _smallest_laplacian_eigenpairs_amg(L, k, random_state, null_vector))
+            order = np.argsort(lam)
+            vals, vecs = 1.0 - lam[order], vecs[:, order]
     return vals, _flip_signs(vecs)
 
 
